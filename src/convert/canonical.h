@@ -15,10 +15,10 @@ namespace qlinear {
 
 // Integer weights (AWQ, GPTQ, AutoRound, compressed-tensors pack-quantized).
 struct IntWeights {
-  int bits = 4;        // 2, 4 or 8
-  int64_t K = 0;       // in_features of this shard
-  int64_t N = 0;       // out_features of this shard
-  int group_size = 0;  // > 0; channelwise is K (never -1 here)
+  int bits = 4;            // 2, 4 or 8
+  int64_t K = 0;           // in_features of this shard
+  int64_t N = 0;           // out_features of this shard
+  int group_size = 0;      // > 0; channelwise is K (never -1 here)
   int64_t num_groups = 0;  // rows of scales/zeros: K/group_size, or the g_idx table size
   // [K*bits/32, N], row-major: word (r, n) holds codes of rows r*pf .. r*pf+pf-1 of column n,
   // code i of the word at bit offset bits*i (GPTQ order). Codes unsigned in [0, 2^bits).

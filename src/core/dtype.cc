@@ -17,12 +17,18 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {DType::kF32, 4, "f32", "F32", true},          {DType::kF16, 2, "f16", "F16", true},
-    {DType::kBF16, 2, "bf16", "BF16", true},       {DType::kF8E4M3, 1, "f8_e4m3fn", "F8_E4M3", true},
-    {DType::kF8E5M2, 1, "f8_e5m2", "F8_E5M2", true}, {DType::kI8, 1, "i8", "I8", false},
-    {DType::kU8, 1, "u8", "U8", false},            {DType::kI16, 2, "i16", "I16", false},
-    {DType::kI32, 4, "i32", "I32", false},         {DType::kI64, 8, "i64", "I64", false},
-    {DType::kBool, 1, "bool", "BOOL", false},      {DType::kF64, 8, "f64", "F64", true},
+    {DType::kF32, 4, "f32", "F32", true},
+    {DType::kF16, 2, "f16", "F16", true},
+    {DType::kBF16, 2, "bf16", "BF16", true},
+    {DType::kF8E4M3, 1, "f8_e4m3fn", "F8_E4M3", true},
+    {DType::kF8E5M2, 1, "f8_e5m2", "F8_E5M2", true},
+    {DType::kI8, 1, "i8", "I8", false},
+    {DType::kU8, 1, "u8", "U8", false},
+    {DType::kI16, 2, "i16", "I16", false},
+    {DType::kI32, 4, "i32", "I32", false},
+    {DType::kI64, 8, "i64", "I64", false},
+    {DType::kBool, 1, "bool", "BOOL", false},
+    {DType::kF64, 8, "f64", "F64", true},
 };
 
 const DTypeInfo& info(DType dtype) {
@@ -37,11 +43,11 @@ struct MiniFloat {
   int exp_bits;
   int man_bits;
   int bias;
-  bool has_inf;        // IEEE-style all-ones exponent = inf/NaN
-  bool saturate;       // overflow clamps to the largest finite value instead of inf
-  uint32_t max_code;   // largest finite magnitude code
-  uint32_t nan_code;   // canonical NaN magnitude code
-  uint32_t inf_code;   // magnitude code of infinity (has_inf only)
+  bool has_inf;       // IEEE-style all-ones exponent = inf/NaN
+  bool saturate;      // overflow clamps to the largest finite value instead of inf
+  uint32_t max_code;  // largest finite magnitude code
+  uint32_t nan_code;  // canonical NaN magnitude code
+  uint32_t inf_code;  // magnitude code of infinity (has_inf only)
 };
 
 constexpr MiniFloat kF16Format{5, 10, 15, true, false, 0x7BFF, 0x7E00, 0x7C00};
@@ -79,7 +85,7 @@ uint32_t encode(float value, const MiniFloat& f) {
   const int min_normal_exp = 1 - f.bias;
   uint32_t magnitude;
   int e = 0;
-  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  std::frexp(a, &e);           // a = m * 2^e, m in [0.5, 1)
   const int exponent = e - 1;  // a in [2^exponent, 2^(exponent+1))
   if (a == 0.0f || exponent < min_normal_exp) {
     // Subnormal range: integer multiples of 2^(min_normal_exp - man_bits).
@@ -132,7 +138,7 @@ float bf16_to_f32(uint16_t bits) { return std::bit_cast<float>(static_cast<uint3
 uint16_t f32_to_bf16(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);
   if (std::isnan(value)) return static_cast<uint16_t>((bits >> 16) | 0x0040);  // keep it a NaN
-  const uint32_t rounding = 0x7FFF + ((bits >> 16) & 1);  // ties to even
+  const uint32_t rounding = 0x7FFF + ((bits >> 16) & 1);                       // ties to even
   return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
@@ -155,11 +161,15 @@ float load_as_f32(const void* data, DType dtype, std::size_t index) {
       std::memcpy(&v, bytes + 2 * index, 2);
       return dtype == DType::kF16 ? f16_to_f32(v) : bf16_to_f32(v);
     }
-    case DType::kF8E4M3: return f8e4m3_to_f32(bytes[index]);
-    case DType::kF8E5M2: return f8e5m2_to_f32(bytes[index]);
-    case DType::kI8: return static_cast<float>(static_cast<int8_t>(bytes[index]));
+    case DType::kF8E4M3:
+      return f8e4m3_to_f32(bytes[index]);
+    case DType::kF8E5M2:
+      return f8e5m2_to_f32(bytes[index]);
+    case DType::kI8:
+      return static_cast<float>(static_cast<int8_t>(bytes[index]));
     case DType::kU8:
-    case DType::kBool: return static_cast<float>(bytes[index]);
+    case DType::kBool:
+      return static_cast<float>(bytes[index]);
     case DType::kI16: {
       int16_t v;
       std::memcpy(&v, bytes + 2 * index, 2);

@@ -30,7 +30,8 @@ void Progress::draw(bool force) {
   if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
   constexpr int kWidth = 30;
-  const double fraction = total_ == 0 ? 1.0 : static_cast<double>(done_) / static_cast<double>(total_);
+  const double fraction =
+      total_ == 0 ? 1.0 : static_cast<double>(done_) / static_cast<double>(total_);
   const int filled = static_cast<int>(fraction * kWidth);
   fmt::print(stderr, "\r{} [{:=<{}}{: <{}}] {:5.1f}%", label_, "", filled, "", kWidth - filled,
              100.0 * fraction);

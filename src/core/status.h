@@ -54,7 +54,7 @@ Status make_error(ErrorCode code, fmt::format_string<Args...> format, Args&&... 
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : state_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<Status>(state_).ok()) {
       state_ = Status(ErrorCode::kInternal, "Result constructed from an ok Status");
@@ -84,10 +84,10 @@ class [[nodiscard]] Result {
 #define QL_CONCAT(a, b) QL_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when `expr` (a Status) is an error.
-#define QL_RETURN_IF_ERROR(expr)                  \
-  do {                                            \
-    ::qlinear::Status ql_status_ = (expr);        \
-    if (!ql_status_.ok()) return ql_status_;      \
+#define QL_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::qlinear::Status ql_status_ = (expr);   \
+    if (!ql_status_.ok()) return ql_status_; \
   } while (0)
 
 // `QL_ASSIGN_OR_RETURN(auto x, f());` declares x from a Result or returns its error.

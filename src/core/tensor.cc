@@ -8,7 +8,9 @@
 
 namespace qlinear {
 
-std::string shape_to_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+std::string shape_to_string(const Shape& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;

@@ -27,9 +27,9 @@ std::string_view quant_format_name(QuantFormat format);
 
 // How the integer codes are laid out in the checkpoint.
 enum class IntPacking {
-  kGptq,       // qweight [K/pf, N] packed along K; qzeros [G, N/pf]; scales [G, N]; g_idx [K]
-  kAwq,        // qweight [K, N/pf] packed along N, interleaved; qzeros [G, N/pf]; scales [G, N]
-  kCtPacked,   // weight_packed [N, K/pf]; weight_scale [N, G]; weight_zero_point [N/pf, G]
+  kGptq,      // qweight [K/pf, N] packed along K; qzeros [G, N/pf]; scales [G, N]; g_idx [K]
+  kAwq,       // qweight [K, N/pf] packed along N, interleaved; qzeros [G, N/pf]; scales [G, N]
+  kCtPacked,  // weight_packed [N, K/pf]; weight_scale [N, G]; weight_zero_point [N/pf, G]
 };
 std::string_view int_packing_name(IntPacking packing);
 

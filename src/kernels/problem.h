@@ -1,0 +1,54 @@
+// LinearProblem: everything a kernel needs to decide whether it can run a layer, with a compact,
+// parseable string form (every QLINEAR_VERBOSE=dispatch line is a `qlinear bench` reproducer).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "convert/canonical.h"
+#include "core/dtype.h"
+#include "core/status.h"
+#include "quant/quant_spec.h"
+
+namespace qlinear {
+
+enum class WeightScheme { kInt, kFp8, kDense };
+enum class Fp8Mode { kNone, kW8A8, kW8A16 };  // kNone for non-FP8 schemes
+std::string_view fp8_mode_name(Fp8Mode mode);
+
+struct LinearProblem {
+  WeightScheme scheme = WeightScheme::kInt;
+  // int
+  int bits = 0;
+  int group_size = 0;  // canonical (> 0; == K for channelwise)
+  bool has_zeros = false;
+  bool act_order = false;
+  // fp8
+  Fp8WeightGranularity fp8_weight = Fp8WeightGranularity::kChannel;
+  int block_n = 0;
+  int block_k = 0;
+  ActQuant act_quant = ActQuant::kNone;  // what the checkpoint asks for
+  Fp8Mode fp8_mode = Fp8Mode::kNone;     // decided by the selector's FP8 mode table
+  // dense
+  DType weight_dtype = DType::kBF16;
+  // shapes (local to this rank) and tensor parallelism
+  int64_t K = 0;
+  int64_t N = 0;
+  int64_t full_K = 0;
+  int64_t full_N = 0;
+  int tp = 1;
+  DType act_dtype = DType::kBF16;  // activations as they arrive
+  DType out_dtype = DType::kF32;
+  bool has_bias = false;
+
+  // "int4:g128:zp:K4096:N11008" style; see problem.cc for the grammar.
+  std::string to_string() const;
+  static Result<LinearProblem> parse(std::string_view text);
+  // The problem of a canonical layer (fp8_mode left kNone: the selector decides it).
+  static LinearProblem from_canonical(const Canonical& weights, int tp = 1);
+  // "w4a16 g128 zp act-order" / "fp8 channel w8a8 dyn-token" / "dense bf16"
+  std::string scheme_string() const;
+};
+
+}  // namespace qlinear
