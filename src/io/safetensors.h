@@ -5,6 +5,8 @@
 // is well-formed JSON whose every entry has a known dtype, a shape of non-negative extents and
 // data_offsets [begin, end] with begin <= end, inside the data section, in order, non-overlapping,
 // and end - begin == product(shape) * dtype size (all computed without integer overflow).
+// Like the reference implementation, the tensors must tile the data section exactly: no gap and
+// no trailing byte that belongs to no tensor (the spec forbids holes; they enable polyglot files).
 // Every error names the file and, where there is one, the tensor and the rule.
 #pragma once
 
