@@ -25,4 +25,15 @@ struct LinearLayer {
 Result<std::vector<LinearLayer>> plan_linear_layers(const Checkpoint& checkpoint,
                                                     const QuantConfig& config);
 
+// The steps of plan_linear_layers, exposed for tests and tools:
+// The unfused linear layer names of a checkpoint (sorted by name).
+std::vector<std::string> find_linear_layer_names(const Checkpoint& checkpoint);
+// Fuses q/k/v -> qkv_proj and gate/up -> gate_up_proj where every shard is present; returns the
+// layers in natural order (layers.2 before layers.10) with `specs` empty.
+std::vector<LinearLayer> group_linear_layers(const std::vector<std::string>& layer_names);
+// Fills layer->specs: a fused name matched by an explicit skip entry skips every shard;
+// otherwise each shard is resolved, and shards that disagree (skipped vs quantized, or
+// different schemes) are a kMisconfigured error naming the fused layer and both shards.
+Status resolve_linear_layer(const QuantConfig& config, LinearLayer* layer);
+
 }  // namespace qlinear

@@ -88,6 +88,14 @@ class QuantConfig {
   virtual Result<QuantSpec> resolve(std::string_view layer) const = 0;
   // One line for `inspect`: "awq bits=4 group=128 zero_point=true version=gemm".
   virtual std::string summary() const = 0;
+  // The reason `name` is named by an explicit skip entry (modules_to_not_convert, ignore,
+  // dynamic "-:", ...), or nullopt. Unlike resolve(), it never skips a name merely for being
+  // absent from an include list, so it can be asked about fused names that no checkpoint
+  // lists (formats.md §2, fused-layer rule 1).
+  virtual std::optional<std::string> skip_entry(std::string_view name) const {
+    (void)name;
+    return std::nullopt;
+  }
 };
 
 struct QuantOptions {

@@ -1,0 +1,246 @@
+// Linear-layer discovery, fusion, natural order and fused-shard agreement (formats.md §2).
+#include "quant/layer_plan.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
+#include "quant_test_util.h"
+
+namespace qlinear::quant_test {
+namespace {
+
+std::vector<std::string> names_of(const std::vector<LinearLayer>& layers) {
+  std::vector<std::string> names;
+  for (const auto& layer : layers) names.push_back(layer.name);
+  return names;
+}
+
+TEST(GroupLinearLayers, FusesCompleteShardSetsInNOrder) {
+  auto layers = group_linear_layers({"m.layers.0.self_attn.v_proj", "m.layers.0.self_attn.k_proj",
+                                     "m.layers.0.self_attn.q_proj", "m.layers.0.self_attn.o_proj",
+                                     "m.layers.0.mlp.up_proj", "m.layers.0.mlp.gate_proj",
+                                     "m.layers.0.mlp.down_proj"});
+  ASSERT_EQ(layers.size(), 4u);
+  EXPECT_EQ(names_of(layers), (std::vector<std::string>{
+                                  "m.layers.0.mlp.down_proj", "m.layers.0.mlp.gate_up_proj",
+                                  "m.layers.0.self_attn.o_proj", "m.layers.0.self_attn.qkv_proj"}));
+  EXPECT_EQ(layers[1].shards,
+            (std::vector<std::string>{"m.layers.0.mlp.gate_proj", "m.layers.0.mlp.up_proj"}));
+  EXPECT_EQ(layers[3].shards,
+            (std::vector<std::string>{"m.layers.0.self_attn.q_proj", "m.layers.0.self_attn.k_proj",
+                                      "m.layers.0.self_attn.v_proj"}));
+  EXPECT_EQ(layers[0].shards, (std::vector<std::string>{"m.layers.0.mlp.down_proj"}));
+}
+
+TEST(GroupLinearLayers, IncompleteShardSetsStayUnfused) {
+  auto layers = group_linear_layers({"a.q_proj", "a.k_proj", "b.gate_proj"});
+  EXPECT_EQ(names_of(layers), (std::vector<std::string>{"a.k_proj", "a.q_proj", "b.gate_proj"}));
+}
+
+TEST(GroupLinearLayers, NaturalOrderComparesLayerIndicesAsNumbers) {
+  auto layers = group_linear_layers({"m.layers.10.o", "m.layers.2.o", "m.layers.1.o", "lm_head"});
+  EXPECT_EQ(names_of(layers),
+            (std::vector<std::string>{"lm_head", "m.layers.1.o", "m.layers.2.o", "m.layers.10.o"}));
+}
+
+LinearLayer qkv_layer() {
+  return LinearLayer{"model.layers.3.self_attn.qkv_proj",
+                     {"model.layers.3.self_attn.q_proj", "model.layers.3.self_attn.k_proj",
+                      "model.layers.3.self_attn.v_proj"},
+                     {}};
+}
+
+TEST(ResolveLinearLayer, AgreeingShardsGetOneSpecEach) {
+  auto config = parse_ok(R"({"quant_method": "gptq", "bits": 4, "group_size": 128})");
+  ASSERT_NE(config, nullptr);
+  LinearLayer layer = qkv_layer();
+  ASSERT_TRUE(resolve_linear_layer(*config, &layer).ok());
+  ASSERT_EQ(layer.specs.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(layer.specs[i].layer, layer.shards[i]);
+    EXPECT_TRUE(layer.specs[i].quantized);
+  }
+}
+
+TEST(ResolveLinearLayer, OneSkippedShardIsAnErrorNamingLayerAndShards) {
+  auto config = parse_ok(R"({"quant_method": "awq", "bits": 4, "group_size": 128,
+                             "modules_to_not_convert": ["self_attn.k_proj"]})");
+  ASSERT_NE(config, nullptr);
+  LinearLayer layer = qkv_layer();
+  Status status = resolve_linear_layer(*config, &layer);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), ErrorCode::kMisconfigured);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("model.layers.3.self_attn.qkv_proj"));
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("q_proj is quantized (bits=4"));
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("k_proj is not"));
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("modules_to_not_convert"));
+}
+
+TEST(ResolveLinearLayer, DifferentBitsIsAnError) {
+  auto config = parse_ok(R"({"quant_method": "gptq", "bits": 4, "group_size": 128,
+                             "dynamic": {".*v_proj": {"bits": 8}}})");
+  ASSERT_NE(config, nullptr);
+  LinearLayer layer = qkv_layer();
+  Status status = resolve_linear_layer(*config, &layer);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), ErrorCode::kMisconfigured);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("model.layers.3.self_attn.qkv_proj"));
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("q_proj is bits=4"));
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("v_proj is bits=8"));
+}
+
+TEST(ResolveLinearLayer, FusedNameInSkipListSkipsEveryShard) {
+  // Only the fused name is listed: per-shard resolution alone would quantize the shards.
+  auto config = parse_ok(R"({"quant_method": "awq", "bits": 4, "group_size": 128,
+                             "modules_to_not_convert": ["layers.3.self_attn.qkv_proj"]})");
+  ASSERT_NE(config, nullptr);
+  LinearLayer layer = qkv_layer();
+  ASSERT_TRUE(resolve_linear_layer(*config, &layer).ok());
+  ASSERT_EQ(layer.specs.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(layer.specs[i].quantized);
+    EXPECT_EQ(layer.specs[i].layer, layer.shards[i]);
+    EXPECT_THAT(layer.specs[i].skip_reason, ::testing::HasSubstr("qkv_proj"));
+  }
+}
+
+TEST(ResolveLinearLayer, AllShardsSkippedAlikeIsFine) {
+  auto config = parse_ok(R"({"quant_method": "awq", "bits": 4, "group_size": 128,
+                             "modules_to_not_convert": ["layers.3."]})");
+  ASSERT_NE(config, nullptr);
+  LinearLayer layer = qkv_layer();
+  ASSERT_TRUE(resolve_linear_layer(*config, &layer).ok());
+  for (const auto& spec : layer.specs) EXPECT_FALSE(spec.quantized);
+}
+
+// --- checkpoint-level tests -------------------------------------------------------------------
+
+class CheckpointDir {
+ public:
+  explicit CheckpointDir(const std::string& name)
+      : dir_(std::string(QLINEAR_TEST_TMPDIR) + "/quant_layer_plan_" + name) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void tensor(const std::string& name, DType dtype, Shape shape) {
+    std::vector<std::byte> bytes(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype));
+    writer_.add(name, dtype, std::move(shape), bytes);
+  }
+  // Writes config.json (with `quant_config` as quantization_config unless empty) and the tensors.
+  Result<Checkpoint> open(const std::string& quant_config = "") {
+    std::ofstream config(dir_ + "/config.json");
+    config << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama")";
+    if (!quant_config.empty()) config << ", \"quantization_config\": " << quant_config;
+    config << "}";
+    config.close();
+    Status status = writer_.write(dir_ + "/model.safetensors");
+    if (!status.ok()) return status;
+    return Checkpoint::open(dir_);
+  }
+
+ private:
+  std::string dir_;
+  SafetensorsWriter writer_;
+};
+
+void add_dense_block(CheckpointDir* dir, int index) {
+  const std::string p = "model.layers." + std::to_string(index) + ".";
+  for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    dir->tensor(p + "self_attn." + proj + ".weight", DType::kBF16, {8, 8});
+  }
+  for (const char* proj : {"gate_proj", "up_proj"}) {
+    dir->tensor(p + "mlp." + proj + ".weight", DType::kBF16, {16, 8});
+  }
+  dir->tensor(p + "mlp.down_proj.weight", DType::kBF16, {8, 16});
+  dir->tensor(p + "input_layernorm.weight", DType::kBF16, {8});
+}
+
+TEST(PlanLinearLayers, DiscoversFusesAndOrdersDenseCheckpoint) {
+  CheckpointDir dir("dense");
+  dir.tensor("model.embed_tokens.weight", DType::kBF16, {32, 8});
+  for (int index : {10, 2, 0}) add_dense_block(&dir, index);
+  dir.tensor("model.norm.weight", DType::kBF16, {8});
+  dir.tensor("lm_head.weight", DType::kBF16, {32, 8});
+  auto checkpoint = dir.open();
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+  auto config = parse_quant_config(*checkpoint);
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  auto layers = plan_linear_layers(*checkpoint, **config);
+  ASSERT_TRUE(layers.ok()) << layers.status().to_string();
+
+  std::vector<std::string> expected = {"lm_head"};
+  for (int index : {0, 2, 10}) {
+    const std::string p = "model.layers." + std::to_string(index) + ".";
+    for (const char* leaf :
+         {"mlp.down_proj", "mlp.gate_up_proj", "self_attn.o_proj", "self_attn.qkv_proj"}) {
+      expected.push_back(p + leaf);
+    }
+  }
+  EXPECT_EQ(names_of(*layers), expected);  // no embeddings, no norms
+  for (const auto& layer : *layers) {
+    ASSERT_EQ(layer.specs.size(), layer.shards.size());
+    for (const auto& spec : layer.specs) {
+      EXPECT_FALSE(spec.quantized);
+      EXPECT_EQ(spec.skip_reason, "checkpoint is not quantized");
+    }
+  }
+}
+
+TEST(PlanLinearLayers, GptqCheckpointUsesQweightPrefixesAndOrderedDynamic) {
+  CheckpointDir dir("gptq");
+  const std::string p = "model.layers.0.mlp.";
+  for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+    dir.tensor(p + proj + ".qweight", DType::kI32, {1, 16});
+    dir.tensor(p + proj + ".qzeros", DType::kI32, {1, 2});
+    dir.tensor(p + proj + ".scales", DType::kF16, {1, 16});
+    dir.tensor(p + proj + ".g_idx", DType::kI32, {8});
+  }
+  dir.tensor("lm_head.weight", DType::kF16, {32, 8});
+  // Written order matters: the first key matches down_proj; sorted order would pick "+:" first.
+  auto checkpoint = dir.open(R"({"quant_method": "gptq", "bits": 4, "group_size": -1,
+    "dynamic": {"model\\.layers\\.0\\.mlp\\.down": {"bits": 8}, "+:.*down": {"bits": 2}}})");
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+  auto config = parse_quant_config(*checkpoint);
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  auto layers = plan_linear_layers(*checkpoint, **config);
+  ASSERT_TRUE(layers.ok()) << layers.status().to_string();
+  ASSERT_EQ(names_of(*layers), (std::vector<std::string>{"lm_head", "model.layers.0.mlp.down_proj",
+                                                         "model.layers.0.mlp.gate_up_proj"}));
+  EXPECT_FALSE((*layers)[0].specs[0].quantized);
+  ASSERT_TRUE((*layers)[1].specs[0].quantized);
+  EXPECT_EQ((*layers)[1].specs[0].int_spec->bits, 8);
+  EXPECT_EQ((*layers)[2].specs[0].int_spec->bits, 4);
+}
+
+TEST(PlanLinearLayers, CompressedTensorsWeightPackedPrefixes) {
+  CheckpointDir dir("ct");
+  dir.tensor("model.layers.0.mlp.down_proj.weight_packed", DType::kI32, {8, 2});
+  dir.tensor("model.layers.0.mlp.down_proj.weight_scale", DType::kBF16, {8, 1});
+  dir.tensor("model.layers.0.mlp.down_proj.weight_shape", DType::kI64, {2});
+  auto checkpoint = dir.open(R"({"quant_method": "compressed-tensors",
+    "format": "pack-quantized", "config_groups": {"W4A16": ["Linear"]}})");
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+  auto config = parse_quant_config(*checkpoint);
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  auto layers = plan_linear_layers(*checkpoint, **config);
+  ASSERT_TRUE(layers.ok()) << layers.status().to_string();
+  ASSERT_EQ(names_of(*layers), (std::vector<std::string>{"model.layers.0.mlp.down_proj"}));
+  EXPECT_EQ((*layers)[0].specs[0].int_spec->packing, IntPacking::kCtPacked);
+}
+
+TEST(PlanLinearLayers, DisagreeingShardsFailThePlan) {
+  CheckpointDir dir("disagree");
+  add_dense_block(&dir, 0);
+  auto checkpoint = dir.open(R"({"quant_method": "awq", "bits": 4, "group_size": 128,
+                                 "modules_to_not_convert": ["mlp.up_proj"]})");
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+  auto config = parse_quant_config(*checkpoint);
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  EXPECT_QUANT_ERROR(plan_linear_layers(*checkpoint, **config), ErrorCode::kMisconfigured,
+                     "model.layers.0.mlp.gate_up_proj", "up_proj");
+}
+
+}  // namespace
+}  // namespace qlinear::quant_test
