@@ -2,7 +2,9 @@
 //   const LinearKernel& kernel_<id>();   (namespace qlinear)
 // and its backend's list.cc names it with one line `X(<id>)`, in priority order (an X-macro:
 // adding a kernel touches the kernel file, that one line, and maybe one new Reason).
-// Backends that are not compiled still list their kernels; those answer Reason::kNotCompiled.
+// Backends that are not compiled still list their kernels; on a real device those answer
+// Reason::kNotCompiled, on a simulated one (--target) they check their true requirements so
+// `explain` shows what would run there (prepare() still refuses).
 #pragma once
 
 #include <string_view>
