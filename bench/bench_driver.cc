@@ -1,0 +1,577 @@
+#include "bench/bench_driver.h"
+
+#include <cblas.h>
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <sstream>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "convert/canonical.h"
+#include "core/progress.h"
+#include "core/tensor.h"
+#include "kernels/cpu/fp8_cpu_common.h"
+#include "kernels/device.h"
+#include "kernels/kernel.h"
+#include "kernels/select.h"
+
+namespace qlinear::bench {
+
+namespace {
+
+// Most f32 bytes the sgemm yardstick may hold at once (the 8192x57344 layer alone is 1.9 GB).
+constexpr int64_t kBlasBudgetBytes = int64_t{3} << 30;
+
+using Clock = std::chrono::steady_clock;
+
+// Big buffers of the yardsticks get transparent huge pages, like the native kernels' prepared
+// weights (fp8_cpu::HugePageAllocator), so the bandwidth and sgemm references are the best this
+// machine streams, not a 4 KiB-page handicap.
+template <class T>
+using HugeVector = std::vector<T, fp8_cpu::HugePageAllocator<T>>;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// splitmix64: fast, seedable per block, so large random weights fill in parallel.
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+template <class Vector, class Fill>
+void parallel_fill(Vector& out, uint64_t seed, Fill fill) {
+  const int64_t n = static_cast<int64_t>(out.size());
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) out[i] = fill(mix(seed ^ static_cast<uint64_t>(i)));
+}
+
+// A uniform float in [lo, hi) from the top 24 bits of r.
+float unit(uint64_t r, float lo, float hi) {
+  return lo + (hi - lo) * static_cast<float>(r >> 40) / static_cast<float>(1 << 24);
+}
+
+Canonical random_canonical(const LinearProblem& p, uint64_t seed) {
+  Canonical c;
+  c.name = "bench";
+  c.shard_sizes = {p.N};
+  const int64_t K = p.K;
+  const int64_t N = p.N;
+  if (p.scheme == WeightScheme::kInt) {
+    IntWeights w;
+    w.bits = p.bits;
+    w.K = K;
+    w.N = N;
+    w.group_size = p.group_size;
+    w.num_groups = K / p.group_size;
+    w.qweight.resize(static_cast<std::size_t>(K / w.pack_factor() * N));
+    parallel_fill(w.qweight, seed, [](uint64_t r) { return static_cast<uint32_t>(r); });
+    w.scales.resize(static_cast<std::size_t>(w.num_groups * N));
+    parallel_fill(w.scales, seed + 1, [](uint64_t r) { return unit(r, 0.001f, 0.01f); });
+    if (p.has_zeros) {
+      w.zeros.resize(w.scales.size());
+      const uint32_t levels = 1u << p.bits;
+      parallel_fill(w.zeros, seed + 2,
+                    [levels](uint64_t r) { return static_cast<uint8_t>(r % levels); });
+    }
+    if (p.act_order) {
+      std::vector<int32_t> order(static_cast<std::size_t>(K));
+      std::iota(order.begin(), order.end(), 0);
+      for (int64_t i = K - 1; i > 0; --i) {
+        std::swap(order[i], order[mix(seed + i) % static_cast<uint64_t>(i + 1)]);
+      }
+      w.g_idx.resize(order.size());
+      for (int64_t i = 0; i < K; ++i) w.g_idx[order[i]] = static_cast<int32_t>(i / p.group_size);
+    }
+    c.weights = std::move(w);
+  } else if (p.scheme == WeightScheme::kFp8) {
+    Fp8Weights w;
+    w.K = K;
+    w.N = N;
+    w.granularity = p.fp8_weight;
+    w.block_n = p.block_n;
+    w.block_k = p.block_k;
+    w.activation = p.act_quant;
+    w.input_scale = 0.05f;
+    w.qweight.resize(static_cast<std::size_t>(N * K));
+    // Any code but the NaNs 0x7F / 0xFF.
+    parallel_fill(w.qweight, seed, [](uint64_t r) {
+      return static_cast<uint8_t>((r & 0xFF) == 0x7F || (r & 0xFF) == 0xFF ? 0x3F : r & 0xFF);
+    });
+    const int64_t scales =
+        w.is_block() ? ((N + p.block_n - 1) / p.block_n) * ((K + p.block_k - 1) / p.block_k) : N;
+    w.scale.resize(static_cast<std::size_t>(scales));
+    parallel_fill(w.scale, seed + 1, [](uint64_t r) { return unit(r, 1e-4f, 1e-3f); });
+    c.weights = std::move(w);
+  } else {
+    DenseWeights w;
+    w.K = K;
+    w.N = N;
+    w.dtype = p.weight_dtype;
+    const std::size_t elem = dtype_size(p.weight_dtype);
+    std::vector<float> values(static_cast<std::size_t>(N * K));
+    parallel_fill(values, seed, [](uint64_t r) { return unit(r, -0.05f, 0.05f); });
+    w.data.resize(values.size() * elem);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (p.weight_dtype == DType::kF32) {
+        std::memcpy(w.data.data() + i * elem, &values[i], elem);
+      } else {
+        const uint16_t bits =
+            p.weight_dtype == DType::kBF16 ? f32_to_bf16(values[i]) : f32_to_f16(values[i]);
+        std::memcpy(w.data.data() + i * elem, &bits, elem);
+      }
+    }
+    c.weights = std::move(w);
+  }
+  if (p.has_bias) {
+    std::vector<float> bias(static_cast<std::size_t>(N));
+    parallel_fill(bias, seed + 3, [](uint64_t r) { return unit(r, -1.0f, 1.0f); });
+    std::visit([&bias](auto& w) { w.bias = bias; }, c.weights);
+  }
+  return c;
+}
+
+Tensor random_activations(DType dtype, int64_t M, int64_t K, uint64_t seed) {
+  Tensor x(dtype, {M, K});
+  std::vector<float> values(static_cast<std::size_t>(M * K));
+  parallel_fill(values, seed, [](uint64_t r) { return unit(r, -2.0f, 2.0f); });
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    switch (dtype) {
+      case DType::kF32:
+        x.data_as<float>()[i] = values[i];
+        break;
+      case DType::kBF16:
+        x.data_as<uint16_t>()[i] = f32_to_bf16(values[i]);
+        break;
+      default:
+        x.data_as<uint16_t>()[i] = f32_to_f16(values[i]);
+        break;
+    }
+  }
+  return x;
+}
+
+int64_t rotation_copies(int64_t bytes_per_copy, int64_t target, int64_t budget) {
+  int64_t copies = (target + bytes_per_copy - 1) / bytes_per_copy + 1;
+  copies = std::min<int64_t>(copies, std::max<int64_t>(1, budget / bytes_per_copy));
+  return std::clamp<int64_t>(copies, 1, 512);
+}
+
+// Times `call(i)` (i = the rotation index): one warm-up call, then repetitions until the time
+// target is spent (at least 3; 2 when one call takes over half a second, 1 over two seconds, so
+// the largest layers at M = 256 keep a full run within minutes). Returns the median and count.
+template <class Call>
+Result<std::pair<double, int>> time_calls(const Call& call, int64_t copies, bool quick) {
+  int64_t index = 0;
+  auto timed = [&]() -> Result<double> {
+    const Clock::time_point start = Clock::now();
+    QL_RETURN_IF_ERROR(call(index++ % copies));
+    return seconds_since(start);
+  };
+  QL_ASSIGN_OR_RETURN(const double first, timed());
+  const double target = quick ? 0.15 : 0.6;
+  const int min_reps = first > 2.0 ? 1 : (first > 0.5 ? 2 : 3);
+  const int reps = std::clamp(static_cast<int>(target / std::max(first, 1e-7)), min_reps, 300);
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(reps));
+  for (int r = 0; r < reps; ++r) {
+    QL_ASSIGN_OR_RETURN(const double t, timed());
+    samples.push_back(t);
+  }
+  return std::make_pair(median(samples), reps);
+}
+
+struct BlasTiming {
+  double median_s = 0.0;
+  int copies = 0;
+};
+
+// cblas_sgemm y = x * W^T on f32 weights of the shape (sgemm's time does not depend on the
+// values, so one random f32 set serves every scheme of the shape), per batch size.
+Result<std::map<int64_t, BlasTiming>> time_blas(const BenchShape& shape,
+                                                const std::vector<int64_t>& batches, int threads,
+                                                bool quick, int64_t rotate_bytes) {
+  const int64_t bytes = shape.K * shape.N * 4;
+  const int64_t copies = rotation_copies(bytes, rotate_bytes, kBlasBudgetBytes);
+  std::vector<HugeVector<float>> weights(static_cast<std::size_t>(copies));
+  for (int64_t i = 0; i < copies; ++i) {
+    weights[i].resize(static_cast<std::size_t>(shape.K * shape.N));
+    parallel_fill(weights[i], 1000 + static_cast<uint64_t>(i),
+                  [](uint64_t r) { return unit(r, -0.05f, 0.05f); });
+  }
+  openblas_set_num_threads(threads);
+  std::map<int64_t, BlasTiming> out;
+  for (int64_t M : batches) {
+    const Tensor x = random_activations(DType::kF32, M, shape.K, 7);
+    std::vector<float> y(static_cast<std::size_t>(M * shape.N));
+    auto call = [&](int64_t i) -> Status {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M),
+                  static_cast<int>(shape.N), static_cast<int>(shape.K), 1.0f, x.data_as<float>(),
+                  static_cast<int>(shape.K), weights[i].data(), static_cast<int>(shape.K), 0.0f,
+                  y.data(), static_cast<int>(shape.N));
+      return Status::ok_status();
+    };
+    QL_ASSIGN_OR_RETURN(const auto timing, time_calls(call, copies, quick));
+    out[M] = {timing.first, static_cast<int>(copies)};
+  }
+  return out;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) uint64_t stream_sum_avx2(const uint64_t* data, int64_t count) {
+  __m256i a0 = _mm256_setzero_si256();
+  __m256i a1 = a0;
+  __m256i a2 = a0;
+  __m256i a3 = a0;
+  const int64_t step = 16;
+  int64_t i = 0;
+  for (; i + step <= count; i += step) {
+    const auto* p = reinterpret_cast<const __m256i*>(data + i);
+    a0 = _mm256_add_epi64(a0, _mm256_load_si256(p));
+    a1 = _mm256_add_epi64(a1, _mm256_load_si256(p + 1));
+    a2 = _mm256_add_epi64(a2, _mm256_load_si256(p + 2));
+    a3 = _mm256_add_epi64(a3, _mm256_load_si256(p + 3));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
+  uint64_t sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+  for (; i < count; ++i) sum += data[i];
+  return sum;
+}
+#endif
+
+uint64_t stream_sum(const uint64_t* data, int64_t count) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) return stream_sum_avx2(data, count);
+#endif
+  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    s0 += data[i];
+    s1 += data[i + 1];
+    s2 += data[i + 2];
+    s3 += data[i + 3];
+  }
+  for (; i < count; ++i) s0 += data[i];
+  return s0 + s1 + s2 + s3;
+}
+
+std::string trim(std::string_view text) {
+  const auto begin = text.find_first_not_of(" \t\r");
+  if (begin == std::string_view::npos) return "";
+  const auto end = text.find_last_not_of(" \t\r");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+struct SchemeInfo {
+  std::string_view name;
+  std::string_view problem;  // LinearProblem grammar without K/N/a=
+};
+
+// int schemes as GPTQ/AWQ checkpoints ship them; fp8 as compressed-tensors / DeepSeek do.
+constexpr SchemeInfo kSchemes[] = {
+    {"w4a16g128", "int4:g128"},
+    {"w4a16g32", "int4:g32"},
+    {"w4a16g128-zp", "int4:g128:zp"},
+    {"w4a16-ch", "int4:gK"},
+    {"w8a16", "int8:g128"},
+    {"w8a16-ch", "int8:gK"},
+    {"fp8-w8a16", "fp8:channel"},
+    {"fp8-w8a8-token", "fp8:channel:dyn-token"},
+    {"fp8-w8a8-static", "fp8:tensor:static-tensor"},
+    {"fp8-block-w8a16", "fp8:block128x128"},
+    {"fp8-block-w8a8", "fp8:block128x128:dyn-group"},
+};
+
+}  // namespace
+
+std::vector<std::string> scheme_names() {
+  std::vector<std::string> names;
+  for (const auto& s : kSchemes) names.emplace_back(s.name);
+  return names;
+}
+
+std::vector<std::string> default_schemes() {
+  return {"w4a16g128", "w8a16", "fp8-w8a16", "fp8-w8a8-token", "fp8-block-w8a8"};
+}
+
+Result<LinearProblem> scheme_problem(std::string_view scheme, int64_t K, int64_t N,
+                                     DType act_dtype) {
+  for (const auto& s : kSchemes) {
+    if (s.name != scheme) continue;
+    std::string text(s.problem);
+    if (const auto pos = text.find("gK"); pos != std::string::npos) {
+      text.replace(pos, 2, fmt::format("g{}", K));
+    }
+    text += fmt::format(":K{}:N{}:a={}", K, N, dtype_name(act_dtype));
+    return LinearProblem::parse(text);
+  }
+  return make_error(ErrorCode::kInvalidArgument,
+                    "--scheme \"{}\" is not a scheme; expected one of {}", scheme,
+                    fmt::join(scheme_names(), ", "));
+}
+
+Result<BenchShape> parse_shape(std::string_view text) {
+  const auto x = text.find('x');
+  BenchShape shape;
+  if (x != std::string_view::npos) {
+    const std::string k(text.substr(0, x));
+    const std::string n(text.substr(x + 1));
+    char* end_k = nullptr;
+    char* end_n = nullptr;
+    shape.K = std::strtoll(k.c_str(), &end_k, 10);
+    shape.N = std::strtoll(n.c_str(), &end_n, 10);
+    if (!k.empty() && !n.empty() && *end_k == '\0' && *end_n == '\0' && shape.K > 0 &&
+        shape.N > 0) {
+      return shape;
+    }
+  }
+  return make_error(ErrorCode::kInvalidArgument,
+                    "--shape \"{}\" is not KxN with positive integers (e.g. 4096x14336)", text);
+}
+
+Result<std::vector<BenchShape>> read_shapes(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return make_error(ErrorCode::kNotFound, "{}: cannot open the shapes file (pass --shape KxN)",
+                      path);
+  }
+  std::vector<BenchShape> shapes;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string text = trim(line.substr(0, line.find('#')));
+    if (text.empty()) continue;
+    std::istringstream fields(text);
+    BenchShape shape;
+    if (!(fields >> shape.K >> shape.N) || shape.K <= 0 || shape.N <= 0) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "{}:{}: \"{}\" is not \"K N [label]\" with positive K and N", path, number,
+                        text);
+    }
+    fields >> shape.label;
+    shapes.push_back(shape);
+  }
+  if (shapes.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "{}: no shapes (expected \"K N label\" lines)",
+                      path);
+  }
+  return shapes;
+}
+
+int64_t weight_bytes(const LinearProblem& p) {
+  const int64_t elems = p.K * p.N;
+  switch (p.scheme) {
+    case WeightScheme::kInt: {
+      const int64_t groups = p.K / std::max(p.group_size, 1) * p.N;
+      return elems * p.bits / 8 + groups * 2 + (p.has_zeros ? groups * p.bits / 8 : 0);
+    }
+    case WeightScheme::kFp8: {
+      const int64_t scales =
+          p.fp8_weight == Fp8WeightGranularity::kBlock
+              ? ((p.N + p.block_n - 1) / p.block_n) * ((p.K + p.block_k - 1) / p.block_k)
+              : p.N;
+      return elems + scales * 4;
+    }
+    case WeightScheme::kDense:
+      return elems * static_cast<int64_t>(dtype_size(p.weight_dtype));
+  }
+  return elems;
+}
+
+double measure_memory_bandwidth(int threads, int passes, int64_t bytes) {
+  const int64_t count = std::max<int64_t>(bytes / 8, 1024);
+  HugeVector<uint64_t> buffer(static_cast<std::size_t>(count));  // 2 MiB aligned, touched here
+  uint64_t* data = buffer.data();
+  const int t = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for num_threads(t) schedule(static)
+  for (int64_t i = 0; i < count; ++i) data[i] = static_cast<uint64_t>(i);
+  std::vector<double> rates;
+  volatile uint64_t sink = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    uint64_t total = 0;
+    const Clock::time_point start = Clock::now();
+#pragma omp parallel num_threads(t) reduction(+ : total)
+    {
+      // Each thread streams one contiguous slice, aligned to 64 elements.
+      const int64_t nthreads = omp_get_num_threads();
+      const int64_t id = omp_get_thread_num();
+      const int64_t per = (count / nthreads) / 64 * 64;
+      const int64_t begin = id * per;
+      const int64_t end = id == nthreads - 1 ? count : begin + per;
+      total += stream_sum(data + begin, end - begin);
+    }
+    rates.push_back(static_cast<double>(count * 8) / seconds_since(start) / 1e9);
+    sink = sink + total;
+  }
+  return median(rates);
+}
+
+Result<std::vector<BenchRecord>> run_bench(
+    const BenchOptions& options, const std::function<void(const BenchRecord&)>& on_record) {
+  QL_ASSIGN_OR_RETURN(const Device device, detect_device(options.device));
+  if (device.platform != Platform::kCpu) {
+    return make_error(ErrorCode::kUnsupported,
+                      "--device {}: qlinear bench times CPU kernels only so far", options.device);
+  }
+  const char* disabled = std::getenv("QLINEAR_DISABLED_KERNELS");
+  QL_ASSIGN_OR_RETURN(const SelectionPolicy policy,
+                      make_policy(options.backend, options.kernel, disabled ? disabled : ""));
+  const int threads = options.threads > 0 ? options.threads : device.cores;
+  std::vector<int64_t> batches = options.batches;
+  if (batches.empty()) batches = {1, 4, 16, 64, 256};
+  for (int64_t M : batches) {
+    if (M <= 0) return make_error(ErrorCode::kInvalidArgument, "--batch {}: must be > 0", M);
+  }
+
+  // (scheme label, problem template) pairs and the shapes to run them on.
+  std::vector<std::pair<std::string, std::optional<LinearProblem>>> schemes;
+  std::vector<BenchShape> shapes = options.shapes;
+  if (!options.problem.empty()) {
+    QL_ASSIGN_OR_RETURN(LinearProblem p, LinearProblem::parse(options.problem));
+    shapes = {{p.K, p.N, ""}};
+    schemes.emplace_back(p.scheme_string(), p);
+  } else {
+    std::vector<std::string> names = options.schemes;
+    if (names.empty()) names = default_schemes();
+    for (const std::string& name : names) {
+      QL_RETURN_IF_ERROR(scheme_problem(name, 128, 128, options.act_dtype).status());
+      schemes.emplace_back(name, std::nullopt);
+    }
+    if (shapes.empty()) {
+      QL_ASSIGN_OR_RETURN(shapes, read_shapes(options.shapes_path));
+    }
+  }
+
+  const int64_t rotate_bytes = options.quick ? options.rotate_bytes / 2 : options.rotate_bytes;
+  Progress progress("bench", shapes.size() * schemes.size() * batches.size(), options.progress);
+  std::vector<BenchRecord> records;
+  for (const BenchShape& shape : shapes) {
+    std::map<int64_t, BlasTiming> blas;
+    if (options.blas) {
+      QL_ASSIGN_OR_RETURN(blas, time_blas(shape, batches, threads, options.quick, rotate_bytes));
+      // Let OpenBLAS's worker threads stop spinning before OpenMP takes the cores.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    // Measured next to each shape's kernel runs: on a shared (virtual) machine the bandwidth
+    // drifts over minutes, and a ratio against a number from another moment would drift too.
+    const double membw =
+        measure_memory_bandwidth(threads, options.quick ? 3 : 5, options.membw_bytes);
+    for (const auto& [scheme, given] : schemes) {
+      LinearProblem problem;
+      if (given) {
+        problem = *given;
+      } else {
+        QL_ASSIGN_OR_RETURN(problem, scheme_problem(scheme, shape.K, shape.N, options.act_dtype));
+      }
+      QL_ASSIGN_OR_RETURN(const Selection selection,
+                          select_kernel(problem, device, policy, "bench"));
+      const Canonical weights = random_canonical(problem, 42);
+      const int64_t bytes = weight_bytes(problem);
+      const int64_t copies = rotation_copies(bytes, rotate_bytes, rotate_bytes * 4);
+      std::vector<std::unique_ptr<PreparedLinear>> prepared;
+      for (int64_t i = 0; i < copies; ++i) {
+        QL_ASSIGN_OR_RETURN(auto p, selection.kernel->prepare(weights, selection.problem, device));
+        prepared.push_back(std::move(p));
+      }
+      for (int64_t M : batches) {
+        const Tensor x = random_activations(problem.act_dtype, M, shape.K, 11);
+        Tensor y(DType::kF32, {M, shape.N});
+        Stream stream;
+        stream.threads = threads;
+        auto call = [&](int64_t i) { return prepared[i]->run(x.view(), y.view(), stream); };
+        QL_ASSIGN_OR_RETURN(const auto timing, time_calls(call, copies, options.quick));
+        BenchRecord r;
+        r.scheme = scheme;
+        r.label = shape.label;
+        r.K = shape.K;
+        r.N = shape.N;
+        r.M = M;
+        r.kernel = std::string(selection.kernel->name());
+        r.problem = selection.problem.to_string();
+        r.median_s = timing.first;
+        r.reps = timing.second;
+        r.weight_bytes = bytes;
+        r.gbps = static_cast<double>(bytes) / r.median_s / 1e9;
+        r.gflops = 2.0 * static_cast<double>(M * shape.K * shape.N) / r.median_s / 1e9;
+        r.membw_gbps = membw;
+        r.ratio_membw = r.gbps / membw;
+        if (const auto it = blas.find(M); it != blas.end()) {
+          r.blas_median_s = it->second.median_s;
+          r.ratio_blas = r.blas_median_s / r.median_s;
+          r.blas_copies = it->second.copies;
+        }
+        records.push_back(r);
+        if (on_record) on_record(r);
+        progress.advance(1);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  progress.finish();
+  return records;
+}
+
+std::string record_json(const BenchRecord& r) {
+  nlohmann::ordered_json j;
+  j["scheme"] = r.scheme;
+  j["label"] = r.label;
+  j["K"] = r.K;
+  j["N"] = r.N;
+  j["M"] = r.M;
+  j["kernel"] = r.kernel;
+  j["problem"] = r.problem;
+  j["median_s"] = r.median_s;
+  j["reps"] = r.reps;
+  j["weight_bytes"] = r.weight_bytes;
+  j["gbps"] = r.gbps;
+  j["gflops"] = r.gflops;
+  j["membw_gbps"] = r.membw_gbps;
+  j["ratio_membw"] = r.ratio_membw;
+  j["blas_median_s"] = r.blas_median_s;
+  j["ratio_blas"] = r.ratio_blas;
+  j["blas_copies"] = r.blas_copies;
+  return j.dump();
+}
+
+std::string records_table(const std::vector<BenchRecord>& records) {
+  std::string out =
+      "| scheme | shape (KxN) | M | kernel | median ms | GB/s | x membw | GFLOP/s | sgemm ms | "
+      "x sgemm |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const BenchRecord& r : records) {
+    out += fmt::format("| {} | {}x{}{} | {} | {} | {:.3f} | {:.1f} | {:.2f} | {:.1f} | {} | {} |\n",
+                       r.scheme, r.K, r.N, r.label.empty() ? "" : fmt::format(" {}", r.label), r.M,
+                       r.kernel, r.median_s * 1e3, r.gbps, r.ratio_membw, r.gflops,
+                       r.blas_median_s > 0 ? fmt::format("{:.3f}", r.blas_median_s * 1e3) : "-",
+                       r.blas_median_s > 0 ? fmt::format("{:.2f}", r.ratio_blas) : "-");
+  }
+  return out;
+}
+
+}  // namespace qlinear::bench

@@ -1,0 +1,92 @@
+// The `qlinear bench` driver: times the kernel the registry selects (or --kernel) for each
+// (scheme, shape, batch) on random canonical weights, next to two yardsticks measured by the same
+// process in the same run, right before each shape's kernels: the machine's read bandwidth and
+// OpenBLAS sgemm on f32 weights of the same shape.
+//
+// Weight rotation: every timed call reads a different copy of the weights, with enough copies to
+// exceed 256 MB, so a 32 MB L3 cannot serve them (M = 1 is then a memory-bandwidth measurement).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "kernels/problem.h"
+
+namespace qlinear::bench {
+
+struct BenchShape {
+  int64_t K = 0;
+  int64_t N = 0;
+  std::string label;  // "llama3-8b.qkv_proj", or "" for --shape
+};
+
+struct BenchOptions {
+  std::string device = "cpu";
+  std::vector<std::string> schemes;  // names from scheme_names(); empty: default_schemes()
+  std::vector<BenchShape> shapes;    // empty: read shapes_path
+  std::string shapes_path;           // bench/shapes.txt
+  std::vector<int64_t> batches;      // empty: 1, 4, 16, 64, 256
+  std::string problem;           // a LinearProblem string (a dispatch line): overrides scheme/shape
+  std::string kernel;            // --kernel NAME, "" for the registry's choice
+  std::string backend = "auto";  // --linear-backend
+  int threads = 0;               // 0: all cores
+  bool quick = false;            // fewer repetitions, smaller rotation
+  bool blas = true;              // time cblas_sgemm as well
+  DType act_dtype = DType::kBF16;  // activations as a model feeds them
+  bool progress = true;            // progress bar on a terminal
+  // Weight bytes each rotation exceeds (L3 is 32 MB here), and the bandwidth loop's buffer.
+  int64_t rotate_bytes = int64_t{256} << 20;
+  int64_t membw_bytes = int64_t{1} << 30;
+};
+
+struct BenchRecord {
+  std::string scheme;
+  std::string label;
+  int64_t K = 0;
+  int64_t N = 0;
+  int64_t M = 0;
+  std::string kernel;
+  std::string problem;  // the selected problem string (a reproducer)
+  double median_s = 0.0;
+  int reps = 0;
+  int64_t weight_bytes = 0;  // codes at their width + scales/zeros as checkpoints store them
+  double gbps = 0.0;         // weight_bytes / median_s
+  double gflops = 0.0;       // 2*M*N*K / median_s
+  double membw_gbps = 0.0;
+  double ratio_membw = 0.0;    // gbps / membw_gbps
+  double blas_median_s = 0.0;  // 0 when not measured
+  double ratio_blas = 0.0;     // blas_median_s / median_s (> 1: the kernel is faster)
+  int blas_copies = 0;         // f32 weight copies the sgemm rotated over
+};
+
+// The schemes `--scheme` accepts, and the default set.
+std::vector<std::string> scheme_names();
+std::vector<std::string> default_schemes();
+// The problem of a scheme at a shape (fp8_mode left to the selector).
+Result<LinearProblem> scheme_problem(std::string_view scheme, int64_t K, int64_t N,
+                                     DType act_dtype);
+// "K N label" lines; '#' starts a comment.
+Result<std::vector<BenchShape>> read_shapes(const std::string& path);
+// "4096x14336" -> {K=4096, N=14336}.
+Result<BenchShape> parse_shape(std::string_view text);
+// Checkpoint-sized bytes of the weights of `problem` (see BenchRecord::weight_bytes).
+int64_t weight_bytes(const LinearProblem& problem);
+
+// Read bandwidth in GB/s (1e9 bytes/s): every thread streams its part of a `bytes` buffer (the
+// bench uses 1 GiB), median of `passes` passes.
+double measure_memory_bandwidth(int threads, int passes, int64_t bytes);
+
+// Runs the benchmark; `on_record` sees each record as soon as it is measured.
+Result<std::vector<BenchRecord>> run_bench(
+    const BenchOptions& options, const std::function<void(const BenchRecord&)>& on_record);
+
+// One JSON object per record (the --json line), and a Markdown table of all of them.
+std::string record_json(const BenchRecord& record);
+std::string records_table(const std::vector<BenchRecord>& records);
+
+}  // namespace qlinear::bench

@@ -1,0 +1,222 @@
+// `qlinear explain`: for every linear layer (fused layers once), the kernel selection would pick
+// on a detected or simulated device, the FP8 mode and why, and why every other candidate was
+// not used. The text form groups layers whose reasons are identical, so a 32-layer model reads as
+// a few blocks, not 200.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <regex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/kernel_flags.h"
+#include "io/checkpoint.h"
+#include "kernels/explain.h"
+
+namespace qlinear {
+namespace {
+
+struct ExplainCliOptions {
+  std::string model;
+  std::string device = "cpu";
+  std::string target;
+  std::string backend = "auto";
+  std::string kernel;
+  int tp = 1;
+  std::string quantization;
+  bool json = false;
+};
+
+// "0,1" / "0-31" / "0-3,7": consecutive runs of three or more become ranges.
+std::string index_ranges(std::vector<long> indices) {
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (j - i >= 2) {
+      parts.push_back(fmt::format("{}-{}", indices[i], indices[j]));
+    } else {
+      for (size_t k = i; k <= j; ++k) parts.push_back(std::to_string(indices[k]));
+    }
+    i = j + 1;
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+// Layer names with their decoder index folded: "model.layers.{0-31}.mlp.down_proj".
+std::vector<std::string> fold_layer_names(const std::vector<std::string>& names) {
+  static const std::regex kIndexed(R"(^(.*\.layers\.)(\d+)(\..*)$)");
+  std::vector<std::pair<std::string, std::string>> order;  // (prefix, suffix) or (name, "")
+  std::map<std::pair<std::string, std::string>, std::vector<long>> indices;
+  for (const std::string& name : names) {
+    std::smatch m;
+    std::pair<std::string, std::string> key{name, ""};
+    long index = -1;
+    if (std::regex_match(name, m, kIndexed)) {
+      key = {m[1].str(), m[3].str()};
+      index = std::strtol(m[2].str().c_str(), nullptr, 10);
+    }
+    if (!indices.contains(key)) order.push_back(key);
+    if (index >= 0)
+      indices[key].push_back(index);
+    else
+      indices[key];
+  }
+  std::vector<std::string> folded;
+  for (const auto& key : order) {
+    const std::vector<long>& idx = indices[key];
+    if (idx.empty()) {
+      folded.push_back(key.first);
+    } else if (idx.size() == 1) {
+      folded.push_back(fmt::format("{}{}{}", key.first, idx.front(), key.second));
+    } else {
+      folded.push_back(fmt::format("{}{{{}}}{}", key.first, index_ranges(idx), key.second));
+    }
+  }
+  return folded;
+}
+
+// Model order for reading: decoder index, attention before MLP, other layers (lm_head) last.
+std::pair<long, int> model_order(const std::string& name) {
+  static const std::regex kIndexed(R"(^.*\.layers\.(\d+)\..*$)");
+  std::smatch m;
+  const long index =
+      std::regex_match(name, m, kIndexed) ? std::strtol(m[1].str().c_str(), nullptr, 10) : LONG_MAX;
+  const char* kinds[] = {"qkv_proj",     "q_proj",    "k_proj",  "v_proj",   "o_proj",
+                         "gate_up_proj", "gate_proj", "up_proj", "down_proj"};
+  for (int i = 0; i < static_cast<int>(std::size(kinds)); ++i) {
+    if (name.ends_with(kinds[i])) return {index, i};
+  }
+  return {index, static_cast<int>(std::size(kinds))};
+}
+
+void print_table(const ExplainReport& report) {
+  const std::string headers[] = {"LAYER", "SCHEME", "KERNEL", "MODE"};
+  size_t widths[] = {headers[0].size(), headers[1].size(), headers[2].size()};
+  const auto kernel_text = [](const ExplainRow& row) {
+    return row.kernel.empty() ? std::string("(none)") : row.kernel;
+  };
+  for (const ExplainRow& row : report.layers) {
+    widths[0] = std::max(widths[0], row.name.size());
+    widths[1] = std::max(widths[1], row.scheme.size());
+    widths[2] = std::max(widths[2], kernel_text(row).size());
+  }
+  fmt::print("device: {}\n\n", report.device);
+  fmt::print("{:<{}}  {:<{}}  {:<{}}  {}\n", headers[0], widths[0], headers[1], widths[1],
+             headers[2], widths[2], headers[3]);
+  for (const ExplainRow& row : report.layers) {
+    fmt::print("{:<{}}  {:<{}}  {:<{}}  {}\n", row.name, widths[0], row.scheme, widths[1],
+               kernel_text(row), widths[2], row.mode == "none" ? "-" : row.mode);
+  }
+}
+
+// Layers with the same mode, reasons, runners-up and error share one block of details.
+using DetailKey =
+    std::tuple<std::string, std::string, std::vector<std::pair<std::string, std::string>>,
+               std::vector<std::string>, std::string>;
+
+DetailKey detail_key(const ExplainRow& row) {
+  std::vector<std::pair<std::string, std::string>> rejected;
+  for (const ExplainRejection& r : row.rejected) rejected.emplace_back(r.kernel, r.reason);
+  return {row.mode, row.mode_reason, std::move(rejected), row.also_accepted, row.error};
+}
+
+void print_details(const ExplainReport& report) {
+  std::vector<DetailKey> order;
+  std::map<DetailKey, std::vector<std::string>> names;
+  std::map<DetailKey, const ExplainRow*> sample;
+  for (const ExplainRow& row : report.layers) {
+    DetailKey key = detail_key(row);
+    if (!names.contains(key)) {
+      order.push_back(key);
+      sample[key] = &row;
+    }
+    names[key].push_back(row.name);
+  }
+  for (const DetailKey& key : order) {
+    const ExplainRow& row = *sample[key];
+    const std::vector<std::string>& members = names[key];
+    fmt::print("\n{}{}:\n", fmt::join(fold_layer_names(members), ", "),
+               members.size() > 1 ? fmt::format(" ({} layers)", members.size()) : "");
+    if (!row.mode_reason.empty()) {
+      fmt::print("  FP8 mode {}: {}\n", row.mode, row.mode_reason);
+    }
+    if (!row.error.empty()) {
+      // The no-kernel error already lists every candidate with its reason and remedy.
+      fmt::print("  error: {}\n", row.error);
+      continue;
+    }
+    if (!row.also_accepted.empty()) {
+      fmt::print("  also accepted (lower priority): {}\n", fmt::join(row.also_accepted, ", "));
+    }
+    if (row.rejected.empty()) continue;
+    size_t width = 0;
+    for (const ExplainRejection& r : row.rejected) width = std::max(width, r.kernel.size());
+    fmt::print("  rejected:\n");
+    for (const ExplainRejection& r : row.rejected) {
+      fmt::print("    {:<{}}  {}\n", r.kernel, width, r.reason);
+    }
+  }
+}
+
+Status run_explain(const ExplainCliOptions& opts) {
+  QL_ASSIGN_OR_RETURN(Device device, device_from_flags(opts.device, opts.target));
+  QL_ASSIGN_OR_RETURN(SelectionPolicy policy, policy_from_flags(opts.backend, opts.kernel));
+  QL_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(opts.model));
+  ExplainOptions options;
+  options.tp = opts.tp;
+  options.quant.quantization = opts.quantization;
+  QL_ASSIGN_OR_RETURN(ExplainReport report, explain_model(checkpoint, device, policy, options));
+  if (opts.json) {
+    fmt::print("{}\n", report.to_json());
+  } else {
+    std::stable_sort(report.layers.begin(), report.layers.end(),
+                     [](const ExplainRow& a, const ExplainRow& b) {
+                       return model_order(a.name) < model_order(b.name);
+                     });
+    print_table(report);
+    print_details(report);
+  }
+  return Status::ok_status();
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app, CommandContext& ctx) {
+  auto opts = std::make_shared<ExplainCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "explain", "Show the kernel each linear layer would run, the FP8 mode, and why not others");
+  cmd->add_option("--model,-m", opts->model, "Checkpoint directory")->required();
+  CLI::Option* device =
+      cmd->add_option("--device", opts->device, "Device of this machine: cpu, cuda[:N], xpu")
+          ->capture_default_str();
+  CLI::Option* target = cmd->add_option(
+      "--target", opts->target,
+      "Simulate a device: cpu:generic|cpu:avx2|cpu:avx512|cuda:smNN|opencl:intel-gpu|"
+      "opencl:pocl|xpu");
+  target->excludes(device);
+  cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
+      ->capture_default_str();
+  cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");
+  cmd->add_option("--tp", opts->tp, "Tensor-parallel size (rank 0's view)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--quantization", opts->quantization,
+                  "Quantize an unquantized checkpoint online (fp8)")
+      ->check(CLI::IsMember({"fp8"}));
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->callback([opts, &ctx] { run_command(ctx, [&] { return run_explain(*opts); }); });
+}
+
+}  // namespace qlinear

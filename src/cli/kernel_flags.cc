@@ -1,0 +1,25 @@
+#include "cli/kernel_flags.h"
+
+#include <cstdlib>
+
+namespace qlinear {
+
+Result<Device> device_from_flags(const std::string& device, const std::string& target) {
+  if (!target.empty()) return simulate_target(target);
+  Result<Device> detected = detect_device(device);
+  if (!detected.ok() && device == "xpu") {
+    // "xpu" is the OpenCL platform on an Intel GPU: say so, and offer its simulation.
+    return make_error(detected.status().code(),
+                      "--device xpu (the OpenCL platform on an Intel GPU): the OpenCL backend is "
+                      "not compiled into this qlinear (build with the opencl preset); use "
+                      "--target xpu to see what would run there");
+  }
+  return detected;
+}
+
+Result<SelectionPolicy> policy_from_flags(const std::string& backend, const std::string& kernel) {
+  const char* disabled = std::getenv("QLINEAR_DISABLED_KERNELS");
+  return make_policy(backend, kernel, disabled != nullptr ? disabled : "");
+}
+
+}  // namespace qlinear

@@ -1,0 +1,20 @@
+// The kernel-selection flags `explain` and `layer` share: --device / --target into a Device, and
+// --linear-backend / --kernel / QLINEAR_DISABLED_KERNELS into a SelectionPolicy.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "kernels/device.h"
+#include "kernels/select.h"
+
+namespace qlinear {
+
+// --target (simulated) when given, else the detected --device. A backend this build lacks is an
+// error naming it; "xpu" also names the simulated target that stands in for it.
+Result<Device> device_from_flags(const std::string& device, const std::string& target);
+
+// make_policy() with QLINEAR_DISABLED_KERNELS read from the environment.
+Result<SelectionPolicy> policy_from_flags(const std::string& backend, const std::string& kernel);
+
+}  // namespace qlinear

@@ -1,0 +1,38 @@
+// qlinear: the command-line entry point. Registers every subcommand and maps the outcome to the
+// exit code: 0 ok, 1 an error in the input (printed as "qlinear: error: ..."), 2 a usage error.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"qlinear: quantized LLM checkpoints through one canonical weight form"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "qlinear 0.1.0");
+
+  qlinear::CommandContext ctx;
+  qlinear::add_example_command(app, ctx);
+  qlinear::add_inspect_command(app, ctx);
+  qlinear::add_bench_command(app, ctx);
+  qlinear::add_explain_command(app, ctx);
+  qlinear::add_layer_command(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const CLI::Error& e) {
+    fmt::print(stderr, "qlinear: error: {}\n", e.what());
+    return 2;
+  }
+  if (!ctx.status.ok()) {
+    fmt::print(stderr, "qlinear: error: {}\n", ctx.status.message());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,246 @@
+#include "kernels/cpu/fp8_cpu_common.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/dtype.h"
+#include "kernels/reference/activation_quant.h"
+#include "kernels/reference/kernel_io.h"
+
+namespace qlinear::fp8_cpu {
+
+namespace {
+
+std::string_view mode_name(Fp8Mode mode) {
+  switch (mode) {
+    case Fp8Mode::kW8A8:
+      return "w8a8";
+    case Fp8Mode::kW8A16:
+      return "w8a16";
+    case Fp8Mode::kNone:
+      return "none";
+  }
+  return "?";
+}
+
+std::string_view scheme_name(WeightScheme scheme) {
+  switch (scheme) {
+    case WeightScheme::kInt:
+      return "int";
+    case WeightScheme::kFp8:
+      return "fp8";
+    case WeightScheme::kDense:
+      return "dense";
+  }
+  return "?";
+}
+
+std::string missing_isa(const CpuFeatures& cpu, const IsaNeeds& needs) {
+  std::string missing;
+  auto need = [&](bool wanted, bool present, std::string_view name) {
+    if (wanted && !present) missing += fmt::format("{}{}", missing.empty() ? "" : " ", name);
+  };
+  need(needs.avx2, cpu.avx2, "avx2");
+  need(needs.fma, cpu.fma, "fma");
+  need(needs.f16c, cpu.f16c, "f16c");
+  need(needs.avx512f, cpu.avx512f, "avx512f");
+  need(needs.avx512bw, cpu.avx512bw, "avx512bw");
+  need(needs.avx512_bf16, cpu.avx512_bf16, "avx512_bf16");
+  return missing;
+}
+
+int64_t round_up(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+}  // namespace
+
+template <class T>
+void* HugePageAllocator<T>::allocate_bytes(std::size_t bytes) {
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  if (bytes < 2 * kHuge) return std::malloc(bytes == 0 ? 1 : bytes);
+  const std::size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, size);
+  // Advice only: without THP (or off Linux) the buffer is still valid, with 4 KiB pages.
+  if (p != nullptr) (void)madvise(p, size, MADV_HUGEPAGE);
+  return p;
+}
+template struct HugePageAllocator<uint8_t>;
+template struct HugePageAllocator<float>;
+template struct HugePageAllocator<uint64_t>;
+
+Verdict check_fp8(const LinearProblem& problem, const Device& device, Fp8Mode mode,
+                  const IsaNeeds& needs) {
+  if (device.platform != Platform::kCpu) {
+    return Verdict::reject(Reason::kWrongPlatform,
+                           fmt::format("device is {}; needs cpu", platform_name(device.platform)));
+  }
+#if !defined(__x86_64__)
+  return Verdict::reject(Reason::kNotCompiled, "x86-64 kernel; this binary is not for x86-64");
+#endif
+  if (problem.scheme != WeightScheme::kFp8) {
+    return Verdict::reject(Reason::kScheme, fmt::format("weights are {}; needs fp8 e4m3fn",
+                                                        scheme_name(problem.scheme)));
+  }
+  if (problem.fp8_mode != mode) {
+    return Verdict::reject(Reason::kFp8Mode,
+                           fmt::format("FP8 mode is {}; this kernel runs {}",
+                                       mode_name(problem.fp8_mode), mode_name(mode)));
+  }
+  if (problem.fp8_weight == Fp8WeightGranularity::kBlock &&
+      (problem.block_n <= 0 || problem.block_k <= 0 || problem.block_k % 32 != 0)) {
+    return Verdict::reject(Reason::kFp8Granularity,
+                           fmt::format("block [{}, {}]; needs block_n > 0 and block_k a positive "
+                                       "multiple of 32",
+                                       problem.block_n, problem.block_k));
+  }
+  if (mode == Fp8Mode::kW8A8) {
+    const ActQuant act = w8a8_act_quant(problem);
+    switch (act) {
+      case ActQuant::kDynamicToken:
+      case ActQuant::kDynamicTensor:
+      case ActQuant::kStaticTensor:
+        break;
+      case ActQuant::kDynamicGroup: {
+        const int64_t group_k = w8a8_act_group_k(problem);
+        if (group_k % 32 != 0) {
+          return Verdict::reject(
+              Reason::kActivationQuant,
+              fmt::format("activation group {} columns; needs a multiple of 32", group_k));
+        }
+        break;
+      }
+      case ActQuant::kNone:
+        return Verdict::reject(Reason::kActivationQuant,
+                               "W8A8 without an activation quantization kind");
+    }
+  }
+  if (Verdict io = check_io_dtypes(problem); !io.ok()) return io;
+  if (std::string missing = missing_isa(device.cpu, needs); !missing.empty()) {
+    return Verdict::reject(Reason::kMissingIsa, fmt::format("needs {}", missing));
+  }
+  return Verdict::accept();
+}
+
+int64_t chunk_k_for(const LinearProblem& problem, Fp8Mode mode) {
+  int64_t chunk = kMaxChunkK;
+  if (problem.fp8_weight == Fp8WeightGranularity::kBlock)
+    chunk = std::gcd(chunk, int64_t{problem.block_k});
+  if (mode == Fp8Mode::kW8A8 && w8a8_act_quant(problem) == ActQuant::kDynamicGroup) {
+    chunk = std::gcd(chunk, w8a8_act_group_k(problem));
+  }
+  return chunk;
+}
+
+Result<Fp8Panels> make_panels(const Fp8Weights& w, int64_t chunk_k, PanelLayout layout,
+                              int threads) {
+  if (chunk_k <= 0 || chunk_k % 32 != 0 || (w.is_block() && w.block_k % chunk_k != 0)) {
+    return make_error(ErrorCode::kInternal,
+                      "fp8 panels: chunk_k={} must be a positive multiple of 32 dividing "
+                      "block_k={}",
+                      chunk_k, w.block_k);
+  }
+  Fp8Panels p;
+  p.N = w.N;
+  p.K = w.K;
+  p.Np = round_up(w.N, kPanelN * kPanelGroup);
+  p.Kp = round_up(w.K, chunk_k);
+  p.chunk_k = chunk_k;
+  p.layout = layout;
+  p.seg_k = w.is_block() ? w.block_k : p.Kp;
+  p.segs = w.is_block() ? (w.K + w.block_k - 1) / w.block_k : 1;
+  p.codes.assign(static_cast<std::size_t>(p.Np * p.Kp), 0);
+  p.scales.assign(static_cast<std::size_t>(p.Np * p.segs), 0.0f);
+  p.bias.assign(static_cast<std::size_t>(p.Np), 0.0f);
+  for (std::size_t n = 0; n < w.bias.size(); ++n) p.bias[n] = w.bias[n];
+  const int64_t panels = p.panels();
+  const int64_t K = w.K;
+  const int64_t Kp = p.Kp;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t panel = 0; panel < panels; ++panel) {
+    uint8_t* dst = p.codes.data() + panel * kPanelN * Kp;
+    for (int r = 0; r < kPanelN; ++r) {
+      const int64_t n = panel * kPanelN + r;
+      if (n >= w.N) break;
+      const uint8_t* src = w.qweight.data() + n * K;
+      if (layout == PanelLayout::kPairs) {
+        for (int64_t k = 0; k < K; ++k) dst[(k / 2) * 2 * kPanelN + r * 2 + (k % 2)] = src[k];
+      } else if (layout == PanelLayout::kPairsVbmi) {
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t pair = k / 2;
+          const int64_t j = r * 2 + (k % 2);  // the bf16 lane of this code in its pair
+          dst[(pair / 2) * 4 * kPanelN + 16 * (j / 8) + 8 * (pair % 2) + j % 8] = src[k];
+        }
+      } else {
+        for (int64_t k = 0; k < K; ++k) dst[k * kPanelN + r] = src[k];
+      }
+      for (int64_t j = 0; j < p.segs; ++j) {
+        p.scales[(panel * p.segs + j) * kPanelN + r] =
+            w.weight_scale(n, j * (w.is_block() ? w.block_k : 0)) * kDecodeFactor;
+      }
+    }
+  }
+  return p;
+}
+
+int worker_threads(const Stream& stream) {
+  if (omp_in_parallel()) return 1;
+  return stream.threads > 0 ? stream.threads : omp_get_max_threads();
+}
+
+void activations_to_bf16(const TensorView& x, int64_t Kp, uint16_t* hi, uint16_t* lo, int threads) {
+  const int64_t M = x.dim(0);
+  threads = static_cast<int>(std::clamp<int64_t>(M, 1, threads));  // no idle threads for M = 1
+  const int64_t K = x.dim(1);
+  const std::size_t elem = dtype_size(x.dtype);
+  const auto* base = static_cast<const std::byte*>(x.data);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> row(static_cast<std::size_t>(K));
+#pragma omp for schedule(static)
+    for (int64_t m = 0; m < M; ++m) {
+      convert_to_f32(base + m * K * elem, x.dtype, static_cast<std::size_t>(K), row.data());
+      uint16_t* h = hi + m * Kp;
+      for (int64_t k = 0; k < K; ++k) h[k] = f32_to_bf16(row[k]);
+      for (int64_t k = K; k < Kp; ++k) h[k] = 0;
+      if (lo == nullptr) continue;
+      uint16_t* l = lo + m * Kp;
+      for (int64_t k = 0; k < K; ++k) l[k] = f32_to_bf16(row[k] - bf16_to_f32(h[k]));
+      for (int64_t k = K; k < Kp; ++k) l[k] = 0;
+    }
+  }
+}
+
+void activations_to_f32(const TensorView& x, int64_t Kp, float* out, int threads) {
+  const int64_t M = x.dim(0);
+  threads = static_cast<int>(std::clamp<int64_t>(M, 1, threads));  // no idle threads for M = 1
+  const int64_t K = x.dim(1);
+  const std::size_t elem = dtype_size(x.dtype);
+  const auto* base = static_cast<const std::byte*>(x.data);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t m = 0; m < M; ++m) {
+    convert_to_f32(base + m * K * elem, x.dtype, static_cast<std::size_t>(K), out + m * Kp);
+    for (int64_t k = K; k < Kp; ++k) out[m * Kp + k] = 0.0f;
+  }
+}
+
+Status check_run_views(const TensorView& x, const TensorView& y, int64_t K, int64_t N,
+                       std::string_view kernel) {
+  const bool dtype_ok = x.dtype == DType::kF32 || x.dtype == DType::kBF16 || x.dtype == DType::kF16;
+  if (x.shape.size() != 2 || x.dim(1) != K || !x.is_contiguous() || !dtype_ok ||
+      (x.data == nullptr && x.numel() > 0)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "{}: x is {} {}{}; expected a contiguous [M, K={}] tensor of f32, bf16 or "
+                      "f16",
+                      kernel, dtype_name(x.dtype), shape_to_string(x.shape),
+                      x.is_contiguous() ? "" : " (strided)", K);
+  }
+  return check_output(y, x.dim(0), N, kernel);
+}
+
+}  // namespace qlinear::fp8_cpu

@@ -1,0 +1,428 @@
+// The shared half of the native CPU integer kernels: check(), the load-time repack into 64-column
+// tiles, the per-call activation rows, and the OpenMP job runner (see int_tiles.h).
+#include "kernels/cpu/int_tiles.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "core/dtype.h"
+#include "kernels/reference/kernel_io.h"
+
+namespace qlinear::int_tiles {
+namespace {
+
+std::string_view isa_gap(Isa isa, const CpuFeatures& cpu) {
+  switch (isa) {
+    case Isa::kGeneric:
+      return {};
+    case Isa::kAvx2:
+      if (!cpu.avx2) return "avx2";
+      if (!cpu.fma) return "fma";
+      return {};
+    case Isa::kAvx512:
+      if (!cpu.avx512f) return "avx512f";
+      if (!cpu.avx512bw) return "avx512bw";
+      if (!cpu.avx512vl) return "avx512vl";
+      if (!cpu.avx512_bf16) return "avx512_bf16";
+      return {};
+  }
+  return {};
+}
+
+bool isa_compiled(Isa isa) {
+#if defined(__x86_64__)
+  (void)isa;
+  return true;
+#else
+  return isa == Isa::kGeneric;
+#endif
+}
+
+// What an ISA adds to every 4-bit field it decodes: the avx512 path turns a field f into the
+// bf16 number 128 + f (one OR), so the zero term absorbs 128 per field; an 8-bit code is two
+// fields, lo + 16*hi, so it absorbs 128 * 17.
+float zero_offset(Isa isa, int bits) {
+  if (isa != Isa::kAvx512) return 0.0f;
+  return bits == 4 ? 128.0f : 128.0f * 17.0f;
+}
+
+// Input row of nibble i of a word and the power of two it carries: a 4-bit word holds rows
+// 0..7; an 8-bit word holds rows 0..3, each as two nibbles lo (x1) and hi (x16).
+int nibble_row(int bits, int i) { return bits == 4 ? i : i / 2; }
+float nibble_factor(int bits, int i) { return bits == 4 || i % 2 == 0 ? 1.0f : 16.0f; }
+
+int thread_count(const Stream& stream, int64_t jobs) {
+  if (omp_in_parallel()) return 1;  // already inside someone's parallel region: no oversubscribe
+  int threads = stream.threads > 0 ? stream.threads : omp_get_max_threads();
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, jobs)));
+}
+
+// x' = x[:, perm] (a copy only when there is a permutation).
+std::vector<float> permute_columns(std::vector<float> x, int64_t M, int64_t K,
+                                   const std::vector<int32_t>& perm) {
+  if (perm.empty()) return x;
+  std::vector<float> out(x.size());
+  for (int64_t m = 0; m < M; ++m) {
+    const float* src = x.data() + m * K;
+    float* dst = out.data() + m * K;
+    for (int64_t k = 0; k < K; ++k) dst[k] = src[perm[k]];
+  }
+  return out;
+}
+
+// f32 -> bf16, round to nearest even (as core/dtype.h f32_to_bf16), inlined for the per-call
+// activation conversion.
+inline uint16_t to_bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+inline float from_bf16(uint16_t bits) {
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+
+// bf16 pairs for the avx512 path. A row is x rounded to bf16 (hi) or, for split rows, the bf16
+// rounding of what hi missed (lo): hi + lo carries 16 significand bits (f16 input: all of it).
+Rows rows_bf16_pairs(const TiledWeights& w, const std::vector<float>& x, int64_t M, bool split) {
+  Rows rows;
+  rows.rows_per_out = split ? 2 : 1;
+  rows.count = M * rows.rows_per_out;
+  rows.pairs.assign(static_cast<size_t>(rows.count * w.steps * 4), 0);
+  rows.sums.assign(static_cast<size_t>(rows.count * w.groups), 0.0f);
+  const int64_t K = w.K;
+  const int64_t group_size = K / w.groups;
+  std::vector<float> xr(static_cast<size_t>(K));
+  for (int64_t r = 0; r < rows.count; ++r) {
+    const float* src = x.data() + (r / rows.rows_per_out) * K;
+    const bool lo = split && r % 2 == 1;
+    for (int64_t k = 0; k < K; ++k) {
+      const float hi = from_bf16(to_bf16(src[k]));
+      xr[k] = lo ? from_bf16(to_bf16(src[k] - hi)) : hi;
+    }
+    uint32_t* dst = rows.pairs.data() + r * w.steps * 4;
+    const int rows_per_word = 32 / w.bits;
+    for (int64_t d = 0; d < w.steps; ++d) {
+      const float* xs = xr.data() + d * rows_per_word;
+      for (int p = 0; p < 4; ++p) {
+        const uint16_t low = to_bf16(nibble_factor(w.bits, p) * xs[nibble_row(w.bits, p)]);
+        const uint16_t high = to_bf16(nibble_factor(w.bits, p + 4) * xs[nibble_row(w.bits, p + 4)]);
+        dst[d * 4 + p] = low | (static_cast<uint32_t>(high) << 16);
+      }
+    }
+    for (int64_t g = 0; g < w.groups; ++g) {
+      double sum = 0.0;
+      for (int64_t k = g * group_size; k < (g + 1) * group_size; ++k) sum += xr[k];
+      rows.sums[r * w.groups + g] = static_cast<float>(sum);
+    }
+  }
+  return rows;
+}
+
+// f32 per code field for the avx2 and generic paths: values[r, d, i] = x[d*F + i] for the
+// F = 32/bits fields of word d (stride 8). avx2 decodes field i < F-1 as
+// (word & mask << bits*i) without the shift, so its x carries 2^-bits*i.
+Rows rows_f32(const TiledWeights& w, const std::vector<float>& x, int64_t M, bool unshifted) {
+  Rows rows;
+  rows.count = M;
+  rows.values.assign(static_cast<size_t>(M * w.steps * 8), 0.0f);
+  rows.sums.assign(static_cast<size_t>(M * w.groups), 0.0f);
+  const int64_t K = w.K;
+  const int64_t group_size = K / w.groups;
+  const int fields = 32 / w.bits;
+  for (int64_t m = 0; m < M; ++m) {
+    const float* src = x.data() + m * K;
+    float* dst = rows.values.data() + m * w.steps * 8;
+    for (int64_t d = 0; d < w.steps; ++d) {
+      for (int i = 0; i < fields; ++i) {
+        const float shift = unshifted && i < fields - 1 ? std::ldexp(1.0f, -w.bits * i) : 1.0f;
+        dst[d * 8 + i] = shift * src[d * fields + i];
+      }
+    }
+    for (int64_t g = 0; g < w.groups; ++g) {
+      double sum = 0.0;
+      for (int64_t k = g * group_size; k < (g + 1) * group_size; ++k) sum += src[k];
+      rows.sums[m * w.groups + g] = static_cast<float>(sum);
+    }
+  }
+  return rows;
+}
+
+// Runs `job` over (tile, row chunk) pairs and writes y = ytile + bias for the valid columns.
+void run_tiles(const TiledWeights& w, const Rows& rows, int64_t M, float* y, const Stream& stream,
+               TileJob job) {
+  const int64_t chunks = (rows.count + kRowChunk - 1) / kRowChunk;
+  const int64_t jobs = w.tiles * chunks;
+  const int threads = thread_count(stream, jobs);
+  const int64_t rpo = rows.rows_per_out;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    std::vector<float> ytile(static_cast<size_t>(kRowChunk * kTileN));
+#pragma omp for schedule(static)
+    for (int64_t j = 0; j < jobs; ++j) {
+      const int64_t tile = j / chunks;
+      const int64_t r0 = (j % chunks) * kRowChunk;
+      const int64_t r1 = std::min(rows.count, r0 + kRowChunk);
+      const int64_t o0 = r0 / rpo;
+      const int64_t o1 = (r1 - 1) / rpo + 1;
+      std::fill(ytile.begin(), ytile.begin() + (o1 - o0) * kTileN, 0.0f);
+      job(w, rows, tile, r0, r1, ytile.data());
+      const int64_t n0 = tile * kTileN;
+      const int64_t width = std::min(kTileN, w.N - n0);
+      for (int64_t o = o0; o < o1; ++o) {
+        const float* src = ytile.data() + (o - o0) * kTileN;
+        float* dst = y + o * w.N + n0;
+        if (w.bias.empty()) {
+          std::copy(src, src + width, dst);
+        } else {
+          for (int64_t c = 0; c < width; ++c) dst[c] = src[c] + w.bias[n0 + c];
+        }
+      }
+    }
+  }
+  (void)M;
+}
+
+// Sorted act-order: for each block of group_size sorted rows, the checkpoint group it holds.
+Result<std::vector<int32_t>> block_groups(const IntWeights& w, const std::vector<int32_t>& perm,
+                                          std::string_view kernel, const Canonical& weights) {
+  const int64_t blocks = w.K / w.group_size;
+  std::vector<int32_t> groups(static_cast<size_t>(blocks));
+  for (int64_t b = 0; b < blocks; ++b) {
+    if (perm.empty()) {
+      groups[b] = static_cast<int32_t>(b);
+      continue;
+    }
+    const int64_t first = b * w.group_size;
+    groups[b] = w.g_idx[perm[first]];
+    for (int64_t k = first; k < first + w.group_size; ++k) {
+      if (w.g_idx[perm[k]] != groups[b]) {
+        return make_error(ErrorCode::kUnsupported,
+                          "{}: layer \"{}\": g_idx group {} has a number of rows other than "
+                          "group_size={}; act-order needs every group to hold exactly "
+                          "group_size rows",
+                          kernel, weights.name, groups[b], w.group_size);
+      }
+    }
+  }
+  return groups;
+}
+
+class TiledLinear final : public PreparedLinear {
+ public:
+  TiledLinear(std::string_view name, Isa isa, TiledWeights w)
+      : name_(name), isa_(isa), w_(std::move(w)) {}
+
+  Status run(const TensorView& x, const TensorView& y, Stream& stream) const override {
+    QL_ASSIGN_OR_RETURN(std::vector<float> xf, activations_as_f32(x, w_.K, name_));
+    const int64_t M = x.dim(0);
+    QL_RETURN_IF_ERROR(check_output(y, M, w_.N, name_));
+    if (M == 0) return Status::ok_status();
+    xf = permute_columns(std::move(xf), M, w_.K, w_.perm);
+    float* out = y.data_as<float>();
+    switch (isa_) {
+      case Isa::kGeneric:
+        run_tiles(w_, rows_f32(w_, xf, M, false), M, out, stream, tile_job_generic);
+        break;
+#if defined(__x86_64__)
+      case Isa::kAvx2:
+        run_tiles(w_, rows_f32(w_, xf, M, true), M, out, stream, tile_job_avx2);
+        break;
+      case Isa::kAvx512: {
+        // f32 keeps ~f32 accuracy at every M; f16 is exact as hi + lo but pays the second
+        // pass only where it is free (decode); bf16 is exact as is.
+        const bool split = x.dtype == DType::kF32 || (x.dtype == DType::kF16 && M <= kSplitMaxM);
+        run_tiles(w_, rows_bf16_pairs(w_, xf, M, split), M, out, stream, tile_job_avx512);
+        break;
+      }
+#endif
+      default:
+        return make_error(ErrorCode::kInternal, "{}: ISA variant not compiled", name_);
+    }
+    return Status::ok_status();
+  }
+
+ private:
+  std::string_view name_;
+  Isa isa_;
+  TiledWeights w_;
+};
+
+}  // namespace
+
+Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device) const {
+  if (device.platform != Platform::kCpu) {
+    return Verdict::reject(Reason::kWrongPlatform,
+                           fmt::format("device is {}; needs cpu", platform_name(device.platform)));
+  }
+  if (!isa_compiled(isa_)) {
+    return Verdict::reject(Reason::kNotCompiled, "x86 ISA variants are built on x86-64 only");
+  }
+  if (std::string_view gap = isa_gap(isa_, device.cpu); !gap.empty()) {
+    return Verdict::reject(Reason::kMissingIsa, fmt::format("needs {}", gap));
+  }
+  if (problem.scheme != WeightScheme::kInt) {
+    return Verdict::reject(Reason::kScheme, "needs integer weights");
+  }
+  const bool bits_ok =
+      bits_ == 0 ? (problem.bits == 4 || problem.bits == 8) : problem.bits == bits_;
+  if (!bits_ok) {
+    return Verdict::reject(Reason::kBits,
+                           fmt::format("bits={}; needs {}", problem.bits,
+                                       bits_ == 0 ? "4 or 8" : fmt::format("{}", bits_)));
+  }
+  if (Verdict io = check_io_dtypes(problem); !io.ok()) return io;
+  const int rows_per_word = 32 / problem.bits;
+  if (problem.group_size <= 0 || problem.group_size % rows_per_word != 0) {
+    return Verdict::reject(Reason::kGroupSize,
+                           fmt::format("group_size={} not a multiple of {} (rows per packed word)",
+                                       problem.group_size, rows_per_word));
+  }
+  if (problem.K % problem.group_size != 0) {
+    return Verdict::reject(Reason::kGroupSize, fmt::format("group_size={} does not divide K={}",
+                                                           problem.group_size, problem.K));
+  }
+  return Verdict::accept();
+}
+
+Result<std::unique_ptr<PreparedLinear>> IntTileKernel::prepare(const Canonical& weights,
+                                                               const LinearProblem& problem,
+                                                               const Device& device) const {
+  (void)device;
+  QL_ASSIGN_OR_RETURN(const IntWeights* w, int_weights_of(weights, name_));
+  const int rows_per_word = 32 / std::max(w->bits, 1);
+  if ((bits_ != 0 && w->bits != bits_) || (w->bits != 4 && w->bits != 8) ||
+      w->group_size % rows_per_word != 0 || w->K % w->group_size != 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "{}: layer \"{}\": bits={} group_size={} K={} were not accepted by check() "
+                      "({})",
+                      name_, weights.name, w->bits, w->group_size, w->K, problem.to_string());
+  }
+  TiledWeights t;
+  t.bits = w->bits;
+  t.K = w->K;
+  t.N = w->N;
+  t.tiles = (w->N + kTileN - 1) / kTileN;
+  t.steps = w->K / rows_per_word;
+  t.group_steps = w->group_size / rows_per_word;
+  t.groups = w->K / w->group_size;
+  t.bias = w->bias;
+  if (!w->g_idx.empty()) {
+    t.perm.resize(static_cast<size_t>(w->K));
+    std::iota(t.perm.begin(), t.perm.end(), 0);
+    std::stable_sort(t.perm.begin(), t.perm.end(),
+                     [&](int32_t a, int32_t b) { return w->g_idx[a] < w->g_idx[b]; });
+  }
+  QL_ASSIGN_OR_RETURN(std::vector<int32_t> groups, block_groups(*w, t.perm, name_, weights));
+  // A sorted g_idx that keeps every row in place is no act-order at all.
+  bool identity = true;
+  for (int64_t k = 0; k < static_cast<int64_t>(t.perm.size()) && identity; ++k) {
+    identity = t.perm[k] == k;
+  }
+  if (identity) t.perm.clear();
+
+  t.q = Tensor(DType::kI32, {t.tiles, t.steps, kTileN});
+  t.scales = Tensor(DType::kF32, {t.tiles, t.groups, kTileN});
+  t.scaled_zeros = Tensor(DType::kF32, {t.tiles, t.groups, kTileN});
+  const int64_t N = w->N;
+  const int bits = w->bits;
+  const uint32_t mask = (1u << bits) - 1;
+  const float offset = zero_offset(isa_, bits);
+  const float sym_zero = static_cast<float>(1 << (bits - 1));
+  uint32_t* q = t.q.data_as<uint32_t>();
+  float* scales = t.scales.data_as<float>();
+  float* zeros = t.scaled_zeros.data_as<float>();
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
+  for (int64_t tile = 0; tile < t.tiles; ++tile) {
+    const int64_t width = std::min(kTileN, N - tile * kTileN);
+    for (int64_t d = 0; d < t.steps; ++d) {
+      uint32_t* dst = q + (tile * t.steps + d) * kTileN;
+      for (int64_t c = 0; c < width; ++c) {
+        const int64_t n = tile * kTileN + c;
+        if (t.perm.empty()) {
+          dst[c] = w->qweight[d * N + n];
+          continue;
+        }
+        uint32_t word = 0;
+        for (int i = 0; i < rows_per_word; ++i) {
+          const int64_t k = t.perm[d * rows_per_word + i];
+          const uint32_t code =
+              (w->qweight[(k / rows_per_word) * N + n] >> (bits * (k % rows_per_word))) & mask;
+          word |= code << (bits * i);
+        }
+        dst[c] = word;
+      }
+    }
+    for (int64_t b = 0; b < t.groups; ++b) {
+      for (int64_t c = 0; c < width; ++c) {
+        const int64_t n = tile * kTileN + c;
+        const int64_t at = static_cast<int64_t>(groups[b]) * N + n;
+        const float s = w->scales[at];
+        const float z = w->zeros.empty() ? sym_zero : static_cast<float>(w->zeros[at]);
+        scales[(tile * t.groups + b) * kTileN + c] = s;
+        zeros[(tile * t.groups + b) * kTileN + c] = s * (z + offset);
+      }
+    }
+  }
+  return std::unique_ptr<PreparedLinear>(new TiledLinear(name_, isa_, std::move(t)));
+}
+
+namespace {
+
+// Portable: one output row at a time, 64 columns vectorised by the compiler (sharing decoded
+// codes across rows measured slower: GCC stops vectorising over the columns).
+template <int kBits>
+void generic_rows(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0, int64_t r1,
+                  float* ytile) {
+  constexpr int kFields = 32 / kBits;
+  constexpr uint32_t kMask = (1u << kBits) - 1;
+  const uint32_t* q = w.tile_q(tile);
+  const float* scales = w.tile_scales(tile);
+  const float* zeros = w.tile_zeros(tile);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* x = rows.values.data() + r * w.steps * 8;
+    const float* sums = rows.sums.data() + r * w.groups;
+    float* yrow = ytile + (r - r0) * kTileN;
+    for (int64_t g = 0; g < w.groups; ++g) {
+      float acc[kTileN] = {};
+      for (int64_t d = g * w.group_steps; d < (g + 1) * w.group_steps; ++d) {
+        const uint32_t* words = q + d * kTileN;
+        const float* xs = x + d * 8;
+        for (int64_t c = 0; c < kTileN; ++c) {
+          float sum = acc[c];
+          for (int i = 0; i < kFields; ++i) {
+            // Through int32: SSE2 converts signed ints to float, not unsigned ones.
+            const auto code = static_cast<int32_t>((words[c] >> (kBits * i)) & kMask);
+            sum += static_cast<float>(code) * xs[i];
+          }
+          acc[c] = sum;
+        }
+      }
+      const float* s = scales + g * kTileN;
+      const float* sz = zeros + g * kTileN;
+      for (int64_t c = 0; c < kTileN; ++c) yrow[c] += s[c] * acc[c] - sz[c] * sums[g];
+    }
+  }
+}
+
+}  // namespace
+
+void tile_job_generic(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0, int64_t r1,
+                      float* ytile) {
+  if (w.bits == 4) {
+    generic_rows<4>(w, rows, tile, r0, r1, ytile);
+  } else {
+    generic_rows<8>(w, rows, tile, r0, r1, ytile);
+  }
+}
+
+}  // namespace qlinear::int_tiles

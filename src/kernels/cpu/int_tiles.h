@@ -1,0 +1,105 @@
+// The column-tiled layout shared by the native CPU integer kernels (cpu.w4a16.*, cpu.w8a16.*,
+// cpu.int.generic), the activation rows each ISA consumes, and the OpenMP job runner.
+//
+// Layout after prepare: N is cut into tiles of 64 columns (the last one zero-padded). A tile
+// stores its packed words as u32 [steps, 64] with steps = K*bits/32: word (d, c) is the
+// canonical GPTQ word of rows d*pf .. d*pf+pf-1 of column 64*tile + c (rows taken in act-order
+// order when g_idx is present), so one tile is one contiguous stream. Scales and folded zero
+// terms are f32 [groups, 64] per tile: y = sum_g s_g * (sum_k code*x) - sz_g * (sum_k x), with
+// sz = s * (z + offset) (offset: the bias an ISA adds to codes when it decodes them).
+//
+// Act-order: perm = stable argsort(g_idx); weight rows are permuted at prepare and activation
+// columns at run (x' = x[:, perm]), so every group is a contiguous run of group_size rows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "kernels/kernel.h"
+
+namespace qlinear::int_tiles {
+
+inline constexpr int64_t kTileN = 64;
+// Rows of activations one job handles: a multiple of every micro-kernel's row block (6, 2, 1)
+// and of 2 (hi/lo row pairs stay in one job).
+inline constexpr int64_t kRowChunk = 96;
+
+enum class Isa { kGeneric, kAvx2, kAvx512 };
+
+struct TiledWeights {
+  int bits = 4;
+  int64_t K = 0;
+  int64_t N = 0;
+  int64_t tiles = 0;
+  int64_t steps = 0;          // u32 words per column: K*bits/32
+  int64_t group_steps = 0;    // words per group
+  int64_t groups = 0;         // K / group_size
+  Tensor q;                   // u32 [tiles, steps, 64]
+  Tensor scales;              // f32 [tiles, groups, 64]
+  Tensor scaled_zeros;        // f32 [tiles, groups, 64]
+  std::vector<int32_t> perm;  // [K] or empty (no act-order)
+  std::vector<float> bias;    // [N] or empty
+
+  const uint32_t* tile_q(int64_t tile) const {
+    return q.data_as<uint32_t>() + tile * steps * kTileN;
+  }
+  const float* tile_scales(int64_t tile) const {
+    return scales.data_as<float>() + tile * groups * kTileN;
+  }
+  const float* tile_zeros(int64_t tile) const {
+    return scaled_zeros.data_as<float>() + tile * groups * kTileN;
+  }
+};
+
+// Activation rows in the form an ISA consumes, for one call.
+struct Rows {
+  int64_t count = 0;            // R rows (M, or 2M when each row is split into bf16 hi + lo)
+  int rows_per_out = 1;         // 1, or 2 for hi/lo pairs (rows 2m, 2m+1 both feed output row m)
+  std::vector<uint32_t> pairs;  // avx512: [R, steps, 4] bf16 pairs (nibble p low, p+4 high)
+  std::vector<float> values;    // avx2 / generic: [R, steps, 8] x per nibble (see rows_f32)
+  std::vector<float> sums;      // [R, groups]: sum of the row's x over each group
+};
+
+// Computes rows [r0, r1) of one tile into ytile (rows are output rows r/rows_per_out - r0/rpo,
+// 64 floats each, zeroed by the caller; accumulate into it).
+using TileJob = void (*)(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0,
+                         int64_t r1, float* ytile);
+
+void tile_job_generic(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0, int64_t r1,
+                      float* ytile);
+#if defined(__x86_64__)
+void tile_job_avx2(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0, int64_t r1,
+                   float* ytile);
+void tile_job_avx512(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0, int64_t r1,
+                     float* ytile);
+#endif
+
+// The kernel object every native integer kernel file instantiates. `bits` is 4 or 8, or 0 for
+// "4 or 8" (the generic kernel).
+class IntTileKernel final : public LinearKernel {
+ public:
+  IntTileKernel(std::string_view name, int bits, Isa isa) : name_(name), bits_(bits), isa_(isa) {}
+  std::string_view name() const override { return name_; }
+  Family family() const override { return Family::kNative; }
+  Platform platform() const override { return Platform::kCpu; }
+  Verdict check(const LinearProblem& problem, const Device& device) const override;
+  Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
+                                                  const LinearProblem& problem,
+                                                  const Device& device) const override;
+
+ private:
+  std::string_view name_;
+  int bits_;
+  Isa isa_;
+};
+
+// The avx512 path splits f32 activations into bf16 hi + lo (16 significand bits, relative error
+// ~1e-6) at every M, and f16 activations (exact as hi + lo) only when M <= this: decode is
+// memory-bound, so the second bf16 pass is free there; above it f16 is rounded to bf16.
+inline constexpr int64_t kSplitMaxM = 4;
+
+}  // namespace qlinear::int_tiles

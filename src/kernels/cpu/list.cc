@@ -1,0 +1,33 @@
+// The CPU kernels, in priority order: selection takes the first one whose check() accepts.
+// Order: native kernels before the OpenBLAS ("blas") path; within a family the most specialised
+// ISA first. The numbers that justify each position come from bench/results/ (qlinear bench on
+// the shapes of bench/shapes.txt) and are quoted here as they land.
+#include <vector>
+
+#include "kernels/registry.h"
+
+// One line per kernel: X(<id>) names `const LinearKernel& kernel_<id>()` of its kernel file.
+#define QLINEAR_CPU_KERNELS(X) \
+  X(cpu_w4a16_avx512)          \
+  X(cpu_w8a16_avx512)          \
+  X(cpu_w4a16_avx2)            \
+  X(cpu_w8a16_avx2)            \
+  X(cpu_fp8_w8a8_avx512)       \
+  X(cpu_fp8_w8a16_avx512)      \
+  X(cpu_fp8_w8a16_avx2)        \
+  X(cpu_blas_int)              \
+  X(cpu_int_generic)           \
+  X(cpu_blas_fp8)              \
+  X(cpu_blas_dense)
+
+namespace qlinear {
+
+#define QLINEAR_DECLARE_KERNEL(id) const LinearKernel& kernel_##id();
+#define QLINEAR_KERNEL_ADDRESS(id) &kernel_##id(),
+QLINEAR_CPU_KERNELS(QLINEAR_DECLARE_KERNEL)
+
+std::vector<const LinearKernel*> cpu_kernels() {
+  return {QLINEAR_CPU_KERNELS(QLINEAR_KERNEL_ADDRESS)};
+}
+
+}  // namespace qlinear

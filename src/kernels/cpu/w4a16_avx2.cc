@@ -1,0 +1,16 @@
+// cpu.w4a16.avx2 | scheme: 4-bit int (AWQ, GPTQ, AutoRound), sym or zero points, act-order
+// after prepare: 64-column tiles of GPTQ words, f32 scales and s*z per group and tile
+// (int_tiles.h); math: int_tiles_avx2.cc (codes converted to f32, f32 FMA)
+// limits: group_size % 8 == 0 and divides K; any N (ragged tile zero-padded); bits 4 only
+// accuracy: f32 throughout (~1e-6 relative)
+// tested on: AMD EPYC Zen4 (run as avx2), 2 cores
+#include "kernels/cpu/int_tiles.h"
+
+namespace qlinear {
+
+const LinearKernel& kernel_cpu_w4a16_avx2() {
+  static const int_tiles::IntTileKernel kernel("cpu.w4a16.avx2", 4, int_tiles::Isa::kAvx2);
+  return kernel;
+}
+
+}  // namespace qlinear

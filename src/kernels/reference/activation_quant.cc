@@ -1,0 +1,126 @@
+#include "kernels/reference/activation_quant.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/dtype.h"
+
+namespace qlinear {
+
+namespace {
+
+float absmax(const float* x, int64_t count) {
+  float m = 0.0f;
+  for (int64_t i = 0; i < count; ++i) m = std::max(m, std::fabs(x[i]));
+  return m;
+}
+
+float dynamic_scale(float amax) { return std::max(amax / kF8E4M3Max, kFp8ActScaleFloor); }
+
+uint8_t encode(float scaled) { return f32_to_f8e4m3(std::clamp(scaled, -kF8E4M3Max, kF8E4M3Max)); }
+
+}  // namespace
+
+float QuantizedActivations::scale(int64_t m, int64_t k) const {
+  switch (kind) {
+    case ActQuant::kDynamicToken:
+      return scales[m];
+    case ActQuant::kDynamicGroup:
+      return scales[m * groups_per_row() + k / group_k];
+    default:
+      return scales[0];
+  }
+}
+
+Result<QuantizedActivations> quantize_activations(const float* x, int64_t M, int64_t K,
+                                                  ActQuant kind, float static_scale,
+                                                  int64_t group_k) {
+  if (M < 0 || K <= 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "quantize_activations: shape [M={}, K={}] is invalid (need M >= 0, K > 0)", M,
+                      K);
+  }
+  QuantizedActivations q;
+  q.kind = kind;
+  q.M = M;
+  q.K = K;
+  q.group_k = K;
+  q.codes.resize(static_cast<std::size_t>(M * K));
+  switch (kind) {
+    case ActQuant::kNone:
+      return make_error(ErrorCode::kInvalidArgument,
+                        "quantize_activations: activation quantization \"{}\" quantizes nothing "
+                        "(W8A8 needs dynamic token/tensor/group or static tensor)",
+                        act_quant_name(kind));
+    case ActQuant::kDynamicToken:
+      q.scales.resize(static_cast<std::size_t>(M));
+      for (int64_t m = 0; m < M; ++m) {
+        const float* row = x + m * K;
+        const float s = dynamic_scale(absmax(row, K));
+        q.scales[m] = s;
+        for (int64_t k = 0; k < K; ++k) q.codes[m * K + k] = encode(row[k] / s);
+      }
+      return q;
+    case ActQuant::kDynamicGroup: {
+      if (group_k <= 0) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "quantize_activations: dynamic per-group needs group_k > 0, got {}",
+                          group_k);
+      }
+      q.group_k = group_k;
+      const int64_t groups = q.groups_per_row();
+      q.scales.resize(static_cast<std::size_t>(M * groups));
+      for (int64_t m = 0; m < M; ++m) {
+        for (int64_t g = 0; g < groups; ++g) {
+          const int64_t k0 = g * group_k;
+          const int64_t k1 = std::min(K, k0 + group_k);
+          const float s = dynamic_scale(absmax(x + m * K + k0, k1 - k0));
+          q.scales[m * groups + g] = s;
+          for (int64_t k = k0; k < k1; ++k) q.codes[m * K + k] = encode(x[m * K + k] / s);
+        }
+      }
+      return q;
+    }
+    case ActQuant::kDynamicTensor:
+    case ActQuant::kStaticTensor: {
+      float s = static_scale;
+      if (kind == ActQuant::kDynamicTensor) {
+        s = dynamic_scale(absmax(x, M * K));
+      } else if (!(std::isfinite(s) && s > 0.0f)) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "quantize_activations: static input_scale={} must be finite and > 0 "
+                          "(the checkpoint's input_scale)",
+                          s);
+      }
+      q.scales = {s};
+      const float inv = 1.0f / s;
+      for (int64_t i = 0; i < M * K; ++i) q.codes[i] = encode(x[i] * inv);
+      return q;
+    }
+  }
+  return make_error(ErrorCode::kInternal, "quantize_activations: unknown ActQuant value {}",
+                    static_cast<int>(kind));
+}
+
+void dequantize_activations(const QuantizedActivations& q, float* out) {
+  for (int64_t m = 0; m < q.M; ++m) {
+    for (int64_t k = 0; k < q.K; ++k) {
+      out[m * q.K + k] = f8e4m3_to_f32(q.codes[m * q.K + k]) * q.scale(m, k);
+    }
+  }
+}
+
+ActQuant w8a8_act_quant(const LinearProblem& problem) {
+  if (problem.act_quant != ActQuant::kNone) return problem.act_quant;
+  return problem.fp8_weight == Fp8WeightGranularity::kBlock ? ActQuant::kDynamicGroup
+                                                            : ActQuant::kDynamicToken;
+}
+
+int64_t w8a8_act_group_k(const LinearProblem& problem) {
+  if (problem.fp8_weight == Fp8WeightGranularity::kBlock && problem.block_k > 0) {
+    return problem.block_k;
+  }
+  return kDefaultActGroupK;
+}
+
+}  // namespace qlinear

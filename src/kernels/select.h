@@ -1,0 +1,76 @@
+// Kernel selection: walk a platform's ordered kernel list under the user's policy
+// (--linear-backend, --kernel, QLINEAR_DISABLED_KERNELS), decide the FP8 mode in one table
+// (fp8_mode.h), and keep every candidate's verdict so `explain` and the no-kernel error can show
+// why each one was or was not used.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "kernels/device.h"
+#include "kernels/kernel.h"
+#include "kernels/problem.h"
+#include "kernels/reasons.h"
+
+namespace qlinear {
+
+// --linear-backend: which kernel families may run (strict: a filter that leaves no kernel for
+// a layer is an error, never a silent fallback).
+enum class LinearBackend { kAuto, kNative, kBlas, kReference };
+std::string_view linear_backend_name(LinearBackend backend);
+
+struct SelectionPolicy {
+  LinearBackend backend = LinearBackend::kAuto;
+  std::string kernel;                 // --kernel NAME, or "" for any
+  std::vector<std::string> disabled;  // from QLINEAR_DISABLED_KERNELS
+};
+
+// Builds a policy from the CLI strings and the QLINEAR_DISABLED_KERNELS value (comma list,
+// spaces trimmed). Unknown backends and kernel names are errors listing the valid names, as are
+// contradictions (--kernel naming a disabled kernel or one the backend filter excludes).
+Result<SelectionPolicy> make_policy(std::string_view backend, std::string_view kernel,
+                                    std::string_view disabled_env);
+// The same against an explicit set of kernels (tests use fakes).
+Result<SelectionPolicy> make_policy(std::string_view backend, std::string_view kernel,
+                                    std::string_view disabled_env,
+                                    const std::vector<const LinearKernel*>& known);
+
+// The policy's verdict on `kernel` before its own check(): kDisabledByUser, kNotRequested,
+// kBackendFilter, or accept.
+Verdict policy_verdict(const LinearKernel& kernel, const SelectionPolicy& policy);
+
+struct Candidate {
+  const LinearKernel* kernel = nullptr;
+  Verdict verdict;
+};
+
+struct Selection {
+  const LinearKernel* kernel = nullptr;  // the first candidate that accepted; null: none did
+  LinearProblem problem;                 // with fp8_mode decided
+  std::vector<Candidate> candidates;     // every candidate in priority order
+  std::string mode_reason;               // why this FP8 mode ("" for non-FP8 problems)
+};
+
+// Evaluates every candidate of `kernels` in order (later ones too, for explain), logging one
+// QLINEAR_VERBOSE=dispatch line per candidate. Never fails: `kernel` is null when nothing fits.
+Selection evaluate_kernels(const std::vector<const LinearKernel*>& kernels,
+                           const LinearProblem& problem, const Device& device,
+                           const SelectionPolicy& policy, std::string_view layer_name);
+
+// The kNoKernel error for a selection without a kernel: every candidate with its reason and
+// remedy, the FP8 mode and why.
+Status no_kernel_error(const Selection& selection, const Device& device,
+                       const SelectionPolicy& policy, std::string_view layer_name);
+
+// evaluate_kernels() over `kernels`, or the kNoKernel error.
+Result<Selection> select_from(const std::vector<const LinearKernel*>& kernels,
+                              const LinearProblem& problem, const Device& device,
+                              const SelectionPolicy& policy, std::string_view layer_name);
+
+// select_from() over kernels_for(device.platform).
+Result<Selection> select_kernel(const LinearProblem& problem, const Device& device,
+                                const SelectionPolicy& policy, std::string_view layer_name);
+
+}  // namespace qlinear

@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernels/device.h"
+
+namespace qlinear {
+namespace {
+
+TEST(DeviceTest, DetectCpuMatchesCompilerBuiltins) {
+  auto device = detect_device("cpu");
+  ASSERT_TRUE(device.ok()) << device.status().to_string();
+  EXPECT_EQ(device->platform, Platform::kCpu);
+  EXPECT_FALSE(device->simulated);
+  EXPECT_GE(device->cores, 1);
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  __builtin_cpu_init();
+  EXPECT_EQ(device->cpu.avx2, __builtin_cpu_supports("avx2") != 0);
+  EXPECT_EQ(device->cpu.fma, __builtin_cpu_supports("fma") != 0);
+  EXPECT_EQ(device->cpu.f16c, __builtin_cpu_supports("f16c") != 0);
+  EXPECT_EQ(device->cpu.avx512f, __builtin_cpu_supports("avx512f") != 0);
+  EXPECT_EQ(device->cpu.avx512bw, __builtin_cpu_supports("avx512bw") != 0);
+  EXPECT_EQ(device->cpu.avx512vl, __builtin_cpu_supports("avx512vl") != 0);
+  EXPECT_EQ(device->cpu.avx512_vnni, __builtin_cpu_supports("avx512vnni") != 0);
+  EXPECT_EQ(device->cpu.avx512_bf16, __builtin_cpu_supports("avx512bf16") != 0);
+#endif
+  // describe() names exactly the features that are set.
+  const std::string text = device->describe();
+  EXPECT_EQ(text.find(" avx2") != std::string::npos, device->cpu.avx2) << text;
+  EXPECT_EQ(text.find(" avx512_vnni") != std::string::npos, device->cpu.avx512_vnni) << text;
+}
+
+TEST(DeviceTest, UnbuiltBackendsAreErrorsThatSuggestSimulation) {
+  for (const char* spec : {"cuda", "cuda:1"}) {
+    auto device = detect_device(spec);
+    ASSERT_FALSE(device.ok());
+    EXPECT_EQ(device.status().code(), ErrorCode::kUnsupported);
+    EXPECT_NE(device.status().message().find("CUDA backend not compiled"), std::string::npos);
+    EXPECT_NE(device.status().message().find("--target cuda:sm90"), std::string::npos);
+  }
+  for (const char* spec : {"opencl", "opencl:0", "xpu"}) {
+    auto device = detect_device(spec);
+    ASSERT_FALSE(device.ok());
+    EXPECT_EQ(device.status().code(), ErrorCode::kUnsupported) << spec;
+    EXPECT_NE(device.status().message().find("OpenCL backend not compiled"), std::string::npos);
+  }
+  auto bad = detect_device("tpu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("\"tpu\""), std::string::npos);
+  EXPECT_FALSE(detect_device("cuda:x").ok());
+}
+
+TEST(DeviceTest, SimulatedCpuTargets) {
+  auto generic = simulate_target("cpu:generic");
+  ASSERT_TRUE(generic.ok());
+  EXPECT_TRUE(generic->simulated);
+  EXPECT_EQ(generic->platform, Platform::kCpu);
+  EXPECT_FALSE(generic->cpu.avx2 || generic->cpu.fma || generic->cpu.f16c || generic->cpu.avx512f);
+
+  auto avx2 = simulate_target("cpu:avx2");
+  ASSERT_TRUE(avx2.ok());
+  EXPECT_TRUE(avx2->cpu.avx2 && avx2->cpu.fma && avx2->cpu.f16c);
+  EXPECT_FALSE(avx2->cpu.avx512f || avx2->cpu.avx512_vnni || avx2->cpu.amx);
+
+  auto avx512 = simulate_target("cpu:avx512");
+  ASSERT_TRUE(avx512.ok());
+  EXPECT_TRUE(avx512->cpu.avx2 && avx512->cpu.avx512f && avx512->cpu.avx512bw &&
+              avx512->cpu.avx512vl && avx512->cpu.avx512_vnni && avx512->cpu.avx512_bf16);
+  EXPECT_FALSE(avx512->cpu.amx);
+  EXPECT_EQ(avx512->describe().find("simulated cpu avx2 fma f16c avx512f"), 0u)
+      << avx512->describe();
+}
+
+TEST(DeviceTest, SimulatedCudaTargets) {
+  for (int sm : {70, 75, 80, 86, 89, 90, 100, 120}) {
+    auto device = simulate_target("cuda:sm" + std::to_string(sm));
+    ASSERT_TRUE(device.ok()) << sm;
+    EXPECT_EQ(device->platform, Platform::kCuda);
+    EXPECT_TRUE(device->simulated);
+    EXPECT_EQ(device->sm, sm);
+    EXPECT_GT(device->sm_count, 0);
+    EXPECT_GT(device->memory_bytes, 0u);
+  }
+  auto unknown = simulate_target("cuda:sm42");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("sm90"), std::string::npos);
+  EXPECT_FALSE(simulate_target("cuda:smx").ok());
+}
+
+TEST(DeviceTest, SimulatedOpenClTargets) {
+  for (const char* target : {"opencl:intel-gpu", "xpu"}) {
+    auto device = simulate_target(target);
+    ASSERT_TRUE(device.ok()) << target;
+    EXPECT_EQ(device->platform, Platform::kOpenCl);
+    EXPECT_TRUE(device->simulated);
+    EXPECT_EQ(device->vendor, "Intel");
+    EXPECT_TRUE(device->is_gpu && device->intel_gpu && device->fp16);
+    EXPECT_EQ(device->subgroup_sizes, (std::vector<int>{8, 16, 32}));
+  }
+  auto pocl = simulate_target("opencl:pocl");
+  ASSERT_TRUE(pocl.ok());
+  EXPECT_EQ(pocl->platform, Platform::kOpenCl);
+  EXPECT_FALSE(pocl->is_gpu || pocl->intel_gpu || pocl->fp16);
+  EXPECT_TRUE(pocl->subgroup_sizes.empty());
+}
+
+TEST(DeviceTest, UnknownTargetListsTheAcceptedOnes) {
+  auto device = simulate_target("cpu:sse2");
+  ASSERT_FALSE(device.ok());
+  EXPECT_EQ(device.status().code(), ErrorCode::kInvalidArgument);
+  for (const char* accepted : {"cpu:generic", "cpu:avx2", "cpu:avx512", "cuda:smNN",
+                               "opencl:intel-gpu", "opencl:pocl", "xpu"}) {
+    EXPECT_NE(device.status().message().find(accepted), std::string::npos) << accepted;
+  }
+}
+
+TEST(DeviceTest, PlatformNames) {
+  EXPECT_EQ(platform_name(Platform::kCpu), "cpu");
+  EXPECT_EQ(platform_name(Platform::kCuda), "cuda");
+  EXPECT_EQ(platform_name(Platform::kOpenCl), "opencl");
+}
+
+}  // namespace
+}  // namespace qlinear

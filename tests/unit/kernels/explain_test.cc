@@ -1,0 +1,136 @@
+// explain over fixture checkpoints on simulated devices: every fused linear layer gets one row,
+// the chosen kernels follow from each kernel's documented limits, and the JSON has the
+// documented shape.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "fixtures/fixtures.h"
+#include "io/checkpoint.h"
+#include "kernels/explain.h"
+
+namespace qlinear {
+namespace {
+
+std::string fixture_dir(std::string_view name) {
+  const auto dir = std::filesystem::path(QLINEAR_TEST_TMPDIR) / "kernels_explain" / name;
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+Checkpoint open_fixture(FixtureFormat format) {
+  const std::string dir = fixture_dir(fixture_format_name(format));
+  auto model = write_fixture(format, dir);
+  EXPECT_TRUE(model.ok()) << model.status().to_string();
+  auto checkpoint = Checkpoint::open(dir);
+  EXPECT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+  return std::move(checkpoint).value();
+}
+
+std::map<std::string, const ExplainRow*> by_name(const ExplainReport& report) {
+  std::map<std::string, const ExplainRow*> rows;
+  for (const ExplainRow& row : report.layers) rows[row.name] = &row;
+  return rows;
+}
+
+SelectionPolicy policy(const char* backend) {
+  auto p = make_policy(backend, "", "");
+  EXPECT_TRUE(p.ok());
+  return p.ok() ? *p : SelectionPolicy{};
+}
+
+TEST(ExplainTest, Fp8DynamicOnSm90RunsW8A8ThroughCublasLt) {
+  const Checkpoint checkpoint = open_fixture(FixtureFormat::kCtFp8Dynamic);
+  auto device = simulate_target("cuda:sm90");
+  ASSERT_TRUE(device.ok());
+  auto report = explain_model(checkpoint, *device, policy("auto"), {});
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  const auto rows = by_name(*report);
+  // 2 decoder layers x (qkv_proj, o_proj, gate_up_proj, down_proj) + lm_head.
+  ASSERT_EQ(report->layers.size(), 9u);
+  for (const ExplainRow& row : report->layers) {
+    if (row.name == "lm_head") {  // in the checkpoint's ignore list: dense bf16
+      EXPECT_EQ(row.scheme, "dense bf16");
+      EXPECT_EQ(row.kernel, "cuda.blas.cublaslt");
+      EXPECT_EQ(row.mode, "none");
+      continue;
+    }
+    EXPECT_EQ(row.kernel, "cuda.fp8.cublaslt.sm89") << row.name;
+    EXPECT_EQ(row.mode, "w8a8") << row.name;
+    EXPECT_NE(row.mode_reason.find("dyn-token"), std::string::npos) << row.mode_reason;
+    EXPECT_EQ(row.scheme, "fp8 channel w8a8 dyn-token") << row.name;
+    ASSERT_FALSE(row.rejected.empty());
+    EXPECT_EQ(row.rejected.front().kernel, "cuda.w4a16.machete.sm90");
+    EXPECT_EQ(row.rejected.front().reason.rfind("scheme", 0), 0u) << row.rejected.front().reason;
+  }
+  ASSERT_TRUE(rows.contains("model.layers.0.self_attn.qkv_proj"));
+  EXPECT_EQ(rows.at("model.layers.0.self_attn.qkv_proj")->problem,
+            "fp8:channel:dyn-token:w8a8:K256:N512:a=bf16");
+
+  const nlohmann::json json = nlohmann::json::parse(report->to_json());
+  EXPECT_EQ(json["device"], device->describe());
+  ASSERT_EQ(json["layers"].size(), 9u);
+  for (const auto& layer : json["layers"]) {
+    for (const char* key : {"name", "scheme", "kernel", "mode"}) {
+      EXPECT_TRUE(layer[key].is_string()) << key;
+    }
+    ASSERT_TRUE(layer["rejected"].is_array());
+    for (const auto& r : layer["rejected"]) {
+      EXPECT_TRUE(r["kernel"].is_string());
+      EXPECT_TRUE(r["reason"].is_string());
+    }
+  }
+}
+
+TEST(ExplainTest, AsymmetricInt8OnSm80WithTp2) {
+  const Checkpoint checkpoint = open_fixture(FixtureFormat::kCtW8A16AsymChannel);
+  auto device = simulate_target("cuda:sm80");
+  ASSERT_TRUE(device.ok());
+  ExplainOptions options;
+  options.tp = 2;
+  auto report = explain_model(checkpoint, *device, policy("auto"), options);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  const auto rows = by_name(*report);
+  // Machete needs sm90; Marlin takes zero points with 4 bits only: the cuBLASLt path runs it.
+  for (const char* name : {"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj",
+                           "model.layers.1.mlp.gate_up_proj", "model.layers.1.mlp.down_proj"}) {
+    ASSERT_TRUE(rows.contains(name)) << name;
+    const ExplainRow& row = *rows.at(name);
+    EXPECT_EQ(row.kernel, "cuda.blas.cublaslt") << name;
+    EXPECT_EQ(row.scheme, "w8a16 channelwise zp") << name;
+    ASSERT_GE(row.rejected.size(), 2u) << name;
+    EXPECT_EQ(row.rejected[0].kernel, "cuda.w4a16.machete.sm90");
+    EXPECT_EQ(row.rejected[0].reason.rfind("capability", 0), 0u) << row.rejected[0].reason;
+    EXPECT_EQ(row.rejected[1].kernel, "cuda.w4a16.marlin.sm80");
+    EXPECT_EQ(row.rejected[1].reason.rfind("zero-points", 0), 0u) << row.rejected[1].reason;
+  }
+  // Rank 0's views: column-parallel splits N, row-parallel splits K (hidden 256, inter 512).
+  EXPECT_EQ(rows.at("model.layers.1.mlp.gate_up_proj")->problem,
+            "int8:g256:zp:K256:N512:tp2:Kf256:Nf1024:a=bf16");
+  EXPECT_EQ(rows.at("model.layers.1.mlp.down_proj")->problem,
+            "int8:g256:zp:K256:N256:tp2:Kf512:Nf256:a=bf16");
+}
+
+TEST(ExplainTest, LayerThatNothingFitsIsARowNotAFailure) {
+  const Checkpoint checkpoint = open_fixture(FixtureFormat::kUnquantized);
+  auto device = simulate_target("cuda:sm90");
+  ASSERT_TRUE(device.ok());
+  auto p = make_policy("native", "", "");
+  ASSERT_TRUE(p.ok());
+  auto report = explain_model(checkpoint, *device, *p, {});
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_FALSE(report->layers.empty());
+  for (const ExplainRow& row : report->layers) {
+    EXPECT_EQ(row.kernel, "") << row.name;  // no native CUDA kernel runs dense weights
+    EXPECT_NE(row.error.find("no kernel accepts it"), std::string::npos) << row.error;
+  }
+  const nlohmann::json json = nlohmann::json::parse(report->to_json());
+  EXPECT_TRUE(json["layers"][0].contains("error"));
+}
+
+}  // namespace
+}  // namespace qlinear

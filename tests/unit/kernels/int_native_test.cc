@@ -1,0 +1,357 @@
+// The native CPU integer kernels (cpu.w4a16.*, cpu.w8a16.*, cpu.int.generic) against a scalar
+// double-precision dot product over hand-packed GPTQ words: act-order permutation, ragged N,
+// every group size, zero points, activation dtypes, row blocking, threading and check().
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "kernels/cpu/int_tiles.h"
+#include "kernels/cpu_features.h"
+#include "kernels/device.h"
+#include "kernels/kernel.h"
+#include "kernels/registry.h"
+
+namespace qlinear {
+namespace {
+
+struct Case {
+  int bits = 4;
+  int64_t K = 256;
+  int64_t N = 64;
+  int group = 64;
+  bool zeros = false;
+  bool act_order = false;
+  bool bias = false;
+};
+
+struct Layer {
+  Case c;
+  std::vector<uint32_t> codes;    // [K, N]
+  std::vector<uint32_t> zero;     // [G, N]
+  std::vector<double> scales;     // [G, N]
+  std::vector<int32_t> group_of;  // [K]
+  Canonical canonical;
+};
+
+// Packs codes [K, N] into GPTQ words [K*bits/32, N] (docs/reference/formats.md: code i of a word
+// at bit offset bits*i), independently of convert/.
+std::vector<uint32_t> pack_gptq(const std::vector<uint32_t>& codes, int bits, int64_t K,
+                                int64_t N) {
+  const int pf = 32 / bits;
+  std::vector<uint32_t> words(static_cast<size_t>(K / pf * N), 0);
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t n = 0; n < N; ++n) {
+      words[(k / pf) * N + n] |= codes[k * N + n] << (bits * (k % pf));
+    }
+  }
+  return words;
+}
+
+Layer make_layer(const Case& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Layer l;
+  l.c = c;
+  const int64_t G = c.K / c.group;
+  const uint32_t levels = 1u << c.bits;
+  std::uniform_int_distribution<uint32_t> code(0, levels - 1);
+  // Scales m * 2^-10 with small m: exact in f32, so the reference sees the kernel's scales.
+  std::uniform_int_distribution<int> mant(1, 64);
+  l.codes.resize(static_cast<size_t>(c.K * c.N));
+  for (auto& v : l.codes) v = code(rng);
+  l.zero.resize(static_cast<size_t>(G * c.N));
+  for (auto& z : l.zero) z = c.zeros ? code(rng) : levels / 2;
+  l.scales.resize(static_cast<size_t>(G * c.N));
+  for (auto& s : l.scales) s = std::ldexp(mant(rng), -10);
+  l.group_of.resize(static_cast<size_t>(c.K));
+  for (int64_t k = 0; k < c.K; ++k) l.group_of[k] = static_cast<int32_t>(k / c.group);
+  if (c.act_order) std::shuffle(l.group_of.begin(), l.group_of.end(), rng);
+
+  IntWeights w;
+  w.bits = c.bits;
+  w.K = c.K;
+  w.N = c.N;
+  w.group_size = c.group;
+  w.num_groups = G;
+  w.qweight = pack_gptq(l.codes, c.bits, c.K, c.N);
+  w.scales.assign(l.scales.begin(), l.scales.end());
+  if (c.zeros) w.zeros.assign(l.zero.begin(), l.zero.end());
+  if (c.act_order) w.g_idx = l.group_of;
+  if (c.bias) {
+    for (int64_t n = 0; n < c.N; ++n) w.bias.push_back(0.25f * static_cast<float>(n % 7) - 0.5f);
+  }
+  l.canonical.name = "test.layer";
+  l.canonical.weights = std::move(w);
+  l.canonical.shard_sizes = {c.N};
+  return l;
+}
+
+// Activations as `dtype` bits, and their exact f32 values.
+struct Activations {
+  Tensor tensor;
+  std::vector<float> values;
+};
+
+Activations make_x(int64_t M, int64_t K, DType dtype, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  Activations a{Tensor(dtype, {M, K}), std::vector<float>(static_cast<size_t>(M * K))};
+  for (int64_t i = 0; i < M * K; ++i) {
+    const float v = dist(rng);
+    if (dtype == DType::kF32) {
+      a.tensor.data_as<float>()[i] = v;
+      a.values[i] = v;
+    } else if (dtype == DType::kBF16) {
+      a.tensor.data_as<uint16_t>()[i] = f32_to_bf16(v);
+      a.values[i] = bf16_to_f32(f32_to_bf16(v));
+    } else {
+      a.tensor.data_as<uint16_t>()[i] = f32_to_f16(v);
+      a.values[i] = f16_to_f32(f32_to_f16(v));
+    }
+  }
+  return a;
+}
+
+struct Expected {
+  std::vector<double> y;      // [M, N]
+  std::vector<double> bound;  // [M, N]: sum_k |x * w|, the scale of rounding errors
+};
+
+Expected scalar_reference(const Layer& l, const std::vector<float>& x, int64_t M) {
+  const Case& c = l.c;
+  Expected e{std::vector<double>(static_cast<size_t>(M * c.N)),
+             std::vector<double>(static_cast<size_t>(M * c.N))};
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t n = 0; n < c.N; ++n) {
+      double sum = 0.0;
+      double mag = 0.0;
+      for (int64_t k = 0; k < c.K; ++k) {
+        const int64_t g = l.group_of[k];
+        const double w =
+            (static_cast<double>(l.codes[k * c.N + n]) - static_cast<double>(l.zero[g * c.N + n])) *
+            l.scales[g * c.N + n];
+        sum += x[m * c.K + k] * w;
+        mag += std::abs(x[m * c.K + k] * w);
+      }
+      const auto& bias = std::get<IntWeights>(l.canonical.weights).bias;
+      if (!bias.empty()) sum += bias[n];
+      e.y[m * c.N + n] = sum;
+      e.bound[m * c.N + n] = mag;
+    }
+  }
+  return e;
+}
+
+const std::vector<std::string>& native_kernels() {
+  static const std::vector<std::string> names = {"cpu.w4a16.avx512", "cpu.w8a16.avx512",
+                                                 "cpu.w4a16.avx2", "cpu.w8a16.avx2",
+                                                 "cpu.int.generic"};
+  return names;
+}
+
+int kernel_bits(const std::string& name) {
+  if (name.find("w4a16") != std::string::npos) return 4;
+  if (name.find("w8a16") != std::string::npos) return 8;
+  return 0;
+}
+
+Device host() {
+  Result<Device> device = detect_device("cpu");
+  EXPECT_TRUE(device.ok()) << device.status().to_string();
+  return device.ok() ? device.value() : Device{};
+}
+
+// Relative error allowed against sum |x*w|: bf16-rounded activations (avx512 with f16 input
+// and M > kSplitMaxM; bf16 input is exact, f32 is split into hi + lo) or f32 accumulation.
+double tolerance(const std::string& kernel, DType dtype, int64_t M) {
+  const bool avx512 = kernel.find("avx512") != std::string::npos;
+  if (avx512 && dtype == DType::kF16 && M > int_tiles::kSplitMaxM) return std::ldexp(1.0, -8);
+  return 2e-5;
+}
+
+// Runs `kernel` on every case and compares; skips kernels this CPU cannot run.
+void expect_matches(const std::string& name, const Case& c, int64_t M, DType dtype,
+                    int threads = 0) {
+  SCOPED_TRACE(::testing::Message() << name << " bits=" << c.bits << " K=" << c.K << " N=" << c.N
+                                    << " g=" << c.group << " zp=" << c.zeros << " act_order="
+                                    << c.act_order << " M=" << M << " x=" << dtype_name(dtype));
+  const LinearKernel* kernel = find_kernel(name);
+  ASSERT_NE(kernel, nullptr);
+  const Device device = host();
+  const Layer layer = make_layer(c, static_cast<uint32_t>(c.K * 31 + c.N * 7 + c.group));
+  LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
+  problem.act_dtype = dtype;
+  const Verdict verdict = kernel->check(problem, device);
+  if (verdict.reason == Reason::kMissingIsa) GTEST_SKIP() << verdict.to_string();
+  ASSERT_TRUE(verdict.ok()) << verdict.to_string();
+  auto prepared = kernel->prepare(layer.canonical, problem, device);
+  ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
+  const Activations x = make_x(M, c.K, dtype, static_cast<uint32_t>(M * 131 + c.K));
+  Tensor y(DType::kF32, {M, c.N});
+  Stream stream{threads};
+  const Status status = (*prepared)->run(x.tensor.view(), y.view(), stream);
+  ASSERT_TRUE(status.ok()) << status.to_string();
+  const Expected e = scalar_reference(layer, x.values, M);
+  const double rel = tolerance(name, dtype, M);
+  // f32 accumulation of codes offset by up to 2176 (avx512 8-bit), relative to the sum.
+  const double noise = 1e-5;
+  int failures = 0;
+  for (int64_t i = 0; i < M * c.N && failures < 5; ++i) {
+    const double got = y.data_as<float>()[i];
+    const double allowed = rel * e.bound[i] + noise * (1.0 + e.bound[i]);
+    if (std::abs(got - e.y[i]) > allowed) {
+      ++failures;
+      ADD_FAILURE() << "y[" << i / c.N << ", " << i % c.N << "] = " << got << ", expected "
+                    << e.y[i] << " (allowed error " << allowed << ")";
+    }
+  }
+}
+
+TEST(IntNativeTest, EveryGroupSizeWithAndWithoutZeros) {
+  for (const std::string& name : native_kernels()) {
+    for (int bits : {4, 8}) {
+      if (kernel_bits(name) != 0 && kernel_bits(name) != bits) continue;
+      for (int group : {32, 64, 128, 384}) {  // 384 = K: channelwise
+        for (bool zeros : {false, true}) {
+          expect_matches(name, Case{bits, 384, 64, group, zeros}, 2, DType::kF32);
+        }
+      }
+    }
+  }
+}
+
+TEST(IntNativeTest, ActOrderPermutesRowsAndActivations) {
+  for (const std::string& name : native_kernels()) {
+    for (int bits : {4, 8}) {
+      if (kernel_bits(name) != 0 && kernel_bits(name) != bits) continue;
+      for (bool zeros : {false, true}) {
+        expect_matches(name, Case{bits, 256, 80, 32, zeros, true}, 1, DType::kF32);
+        expect_matches(name, Case{bits, 256, 80, 64, zeros, true, true}, 9, DType::kBF16);
+      }
+    }
+  }
+}
+
+TEST(IntNativeTest, RaggedNAndBias) {
+  for (const std::string& name : native_kernels()) {
+    const int bits = kernel_bits(name) == 0 ? 4 : kernel_bits(name);
+    for (int64_t N : {1, 13, 63, 65, 200}) {
+      expect_matches(name, Case{bits, 128, N, 128, true, false, true}, 3, DType::kF32);
+    }
+  }
+}
+
+TEST(IntNativeTest, RowBlocksAndChunks) {
+  // Every remainder of the 6-row (avx512) and 2-row (avx2) blocks, the hi/lo split limit, and
+  // more rows than one job's chunk of 96.
+  for (const std::string& name : native_kernels()) {
+    const int bits = kernel_bits(name) == 0 ? 8 : kernel_bits(name);
+    for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 11, 100}) {
+      expect_matches(name, Case{bits, 128, 72, 64, false}, M, DType::kF32);
+    }
+  }
+}
+
+TEST(IntNativeTest, ActivationDtypes) {
+  for (const std::string& name : native_kernels()) {
+    const int bits = kernel_bits(name) == 0 ? 4 : kernel_bits(name);
+    for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+      for (int64_t M : {1, 8}) {
+        expect_matches(name, Case{bits, 256, 64, 128, true}, M, dtype);
+      }
+    }
+  }
+}
+
+TEST(IntNativeTest, ThreadCountsAgreeAndNestedCallsRun) {
+  for (const std::string& name : native_kernels()) {
+    const int bits = kernel_bits(name) == 0 ? 4 : kernel_bits(name);
+    expect_matches(name, Case{bits, 128, 256, 32, true}, 2, DType::kF32, 1);
+    expect_matches(name, Case{bits, 128, 256, 32, true}, 2, DType::kF32, 2);
+  }
+  // Called from inside a parallel region (several layers at once): runs single-threaded.
+  const LinearKernel* kernel = find_kernel("cpu.int.generic");
+  ASSERT_NE(kernel, nullptr);
+  const Layer layer = make_layer(Case{4, 64, 64, 32, false}, 7);
+  const LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
+  auto prepared = kernel->prepare(layer.canonical, problem, host());
+  ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
+  const Activations x = make_x(1, 64, DType::kF32, 3);
+  const Expected e = scalar_reference(layer, x.values, 1);
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < 2; ++i) outputs.emplace_back(DType::kF32, Shape{1, 64});
+  int failed = 0;
+#pragma omp parallel for num_threads(2) reduction(+ : failed)
+  for (int i = 0; i < 2; ++i) {
+    Stream stream;
+    if (!(*prepared)->run(x.tensor.view(), outputs[i].view(), stream).ok()) ++failed;
+  }
+  EXPECT_EQ(failed, 0);
+  for (const Tensor& y : outputs) {
+    for (int64_t n = 0; n < 64; ++n) EXPECT_NEAR(y.data_as<float>()[n], e.y[n], 1e-4);
+  }
+}
+
+TEST(IntNativeTest, UnevenActOrderGroupsAreAnErrorAtPrepare) {
+  const LinearKernel* kernel = find_kernel("cpu.int.generic");
+  ASSERT_NE(kernel, nullptr);
+  Layer layer = make_layer(Case{4, 64, 16, 32, false, true}, 5);
+  auto& w = std::get<IntWeights>(layer.canonical.weights);
+  // Group 0 gets 33 rows, group 1 gets 31.
+  const auto it = std::find(w.g_idx.begin(), w.g_idx.end(), 1);
+  ASSERT_NE(it, w.g_idx.end());
+  *it = 0;
+  const LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
+  auto prepared = kernel->prepare(layer.canonical, problem, host());
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_NE(prepared.status().message().find("group_size=32"), std::string::npos)
+      << prepared.status().message();
+  EXPECT_NE(prepared.status().message().find("test.layer"), std::string::npos);
+}
+
+TEST(IntNativeTest, CheckRejectsWithCatalogueReasons) {
+  const Layer layer = make_layer(Case{4, 256, 64, 128, false}, 1);
+  const LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
+  Result<Device> avx2 = simulate_target("cpu:avx2");
+  Result<Device> generic = simulate_target("cpu:generic");
+  Result<Device> avx512 = simulate_target("cpu:avx512");
+  ASSERT_TRUE(avx2.ok() && generic.ok() && avx512.ok());
+  const LinearKernel* w4_512 = find_kernel("cpu.w4a16.avx512");
+  const LinearKernel* w4_2 = find_kernel("cpu.w4a16.avx2");
+  const LinearKernel* gen = find_kernel("cpu.int.generic");
+  ASSERT_TRUE(w4_512 != nullptr && w4_2 != nullptr && gen != nullptr);
+
+  Verdict v = w4_512->check(problem, avx2.value());
+  EXPECT_EQ(v.reason, Reason::kMissingIsa);
+  EXPECT_NE(v.detail.find("needs avx512"), std::string::npos) << v.detail;
+  EXPECT_EQ(w4_512->check(problem, generic.value()).reason, Reason::kMissingIsa);
+  EXPECT_EQ(w4_2->check(problem, generic.value()).reason, Reason::kMissingIsa);
+  EXPECT_TRUE(w4_2->check(problem, avx2.value()).ok());
+  EXPECT_TRUE(w4_512->check(problem, avx512.value()).ok());
+  EXPECT_TRUE(gen->check(problem, generic.value()).ok());
+
+  LinearProblem eight = problem;
+  eight.bits = 8;
+  EXPECT_EQ(w4_512->check(eight, avx512.value()).reason, Reason::kBits);
+  LinearProblem two = problem;
+  two.bits = 2;
+  EXPECT_EQ(gen->check(two, generic.value()).reason, Reason::kBits);
+  LinearProblem odd_group = problem;
+  odd_group.group_size = 12;  // not whole packed words
+  v = w4_512->check(odd_group, avx512.value());
+  EXPECT_EQ(v.reason, Reason::kGroupSize);
+  EXPECT_NE(v.detail.find("group_size=12"), std::string::npos) << v.detail;
+  LinearProblem fp8 = problem;
+  fp8.scheme = WeightScheme::kFp8;
+  EXPECT_EQ(gen->check(fp8, generic.value()).reason, Reason::kScheme);
+}
+
+}  // namespace
+}  // namespace qlinear

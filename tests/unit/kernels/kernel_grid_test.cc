@@ -1,0 +1,495 @@
+// Every registered kernel (all_kernels(): kernels added later are covered without touching this
+// file) against the reference kernel of its scheme, over a grid of shapes and schemes built here
+// from seeded random codes (independent of convert/). A kernel that rejects a case is skipped and
+// counted (not compiled, wrong platform, unsupported group, ...); an accepted case must prepare,
+// run on this machine's CPU and match within the scheme's tolerance (relative Frobenius error).
+// The reference kernels themselves are compared with a straightforward oracle written here.
+//
+// Size: every weight case runs with two batch sizes M (rotating through kMs) and one activation
+// dtype (rotating), which keeps the whole grid well under a minute under ASan on 2 cores.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "kernels/kernel.h"
+#include "kernels/reference/activation_quant.h"
+#include "kernels/registry.h"
+
+namespace qlinear {
+namespace {
+
+constexpr int64_t kMs[] = {1, 2, 7, 16, 33, 128};
+constexpr DType kActDtypes[] = {DType::kF32, DType::kBF16, DType::kF16};
+
+struct WeightCase {
+  std::string label;
+  Canonical weights;
+  Fp8Mode mode = Fp8Mode::kNone;
+  std::vector<double> dense;  // oracle W [N, K] in double, filled on first use
+};
+
+struct RunCase {
+  std::size_t weight = 0;
+  int64_t M = 0;
+  DType act = DType::kF32;
+  std::string label;
+};
+
+std::vector<uint32_t> pack_gptq(const std::vector<uint32_t>& codes, int64_t K, int64_t N,
+                                int bits) {
+  const int64_t pf = 32 / bits;
+  std::vector<uint32_t> words(static_cast<std::size_t>(K / pf * N), 0);
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t n = 0; n < N; ++n)
+      words[(k / pf) * N + n] |= codes[k * N + n] << (bits * (k % pf));
+  }
+  return words;
+}
+
+std::vector<float> random_floats(std::mt19937& rng, std::size_t count, float lo, float hi) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(count);
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+std::vector<float> maybe_bias(std::mt19937& rng, int64_t N) {
+  if (rng() % 2 == 0) return {};
+  return random_floats(rng, static_cast<std::size_t>(N), -1.0f, 1.0f);
+}
+
+Canonical make_int(std::mt19937& rng, int bits, int64_t K, int64_t N, int group, bool asym,
+                   bool act_order) {
+  IntWeights w;
+  w.bits = bits;
+  w.K = K;
+  w.N = N;
+  w.group_size = group;
+  w.num_groups = K / group;
+  std::uniform_int_distribution<uint32_t> code(0, (1u << bits) - 1);
+  std::vector<uint32_t> codes(static_cast<std::size_t>(K * N));
+  for (uint32_t& c : codes) c = code(rng);
+  w.qweight = pack_gptq(codes, K, N, bits);
+  w.scales = random_floats(rng, static_cast<std::size_t>(w.num_groups * N), 0.002f, 0.02f);
+  if (asym) {
+    w.zeros.resize(static_cast<std::size_t>(w.num_groups * N));
+    for (uint8_t& z : w.zeros) z = static_cast<uint8_t>(code(rng));
+  }
+  if (act_order) {
+    // Every group keeps exactly group_size members, in a shuffled order.
+    for (int64_t k = 0; k < K; ++k) w.g_idx.push_back(static_cast<int32_t>(k / group));
+    std::shuffle(w.g_idx.begin(), w.g_idx.end(), rng);
+  }
+  w.bias = maybe_bias(rng, N);
+  Canonical c;
+  c.weights = std::move(w);
+  c.shard_sizes = {N};
+  return c;
+}
+
+Canonical make_fp8(std::mt19937& rng, Fp8WeightGranularity granularity, int64_t K, int64_t N,
+                   int block_n, int block_k, ActQuant act) {
+  Fp8Weights w;
+  w.K = K;
+  w.N = N;
+  w.granularity = granularity;
+  w.qweight.resize(static_cast<std::size_t>(N * K));
+  for (uint8_t& q : w.qweight) {
+    do {
+      q = static_cast<uint8_t>(rng());
+    } while ((q & 0x7F) == 0x7F);  // no NaN codes
+  }
+  if (granularity == Fp8WeightGranularity::kBlock) {
+    w.block_n = block_n;
+    w.block_k = block_k;
+    const int64_t blocks = ((N + block_n - 1) / block_n) * ((K + block_k - 1) / block_k);
+    w.scale = random_floats(rng, static_cast<std::size_t>(blocks), 1e-4f, 1e-3f);
+  } else if (granularity == Fp8WeightGranularity::kTensor) {
+    // A fused layer of two shards with one per-tensor scale each, expanded per row.
+    const float s0 = random_floats(rng, 1, 1e-4f, 1e-3f)[0];
+    const float s1 = random_floats(rng, 1, 1e-4f, 1e-3f)[0];
+    for (int64_t n = 0; n < N; ++n) w.scale.push_back(n < N / 2 ? s0 : s1);
+  } else {
+    w.scale = random_floats(rng, static_cast<std::size_t>(N), 1e-4f, 1e-3f);
+  }
+  w.activation = act;
+  if (act == ActQuant::kStaticTensor) w.input_scale = 1.2f / 448.0f;  // |x| > 1.2 saturates
+  w.bias = maybe_bias(rng, N);
+  Canonical c;
+  c.weights = std::move(w);
+  c.shard_sizes = {N};
+  return c;
+}
+
+Canonical make_dense(std::mt19937& rng, DType dtype, int64_t K, int64_t N) {
+  DenseWeights w;
+  w.K = K;
+  w.N = N;
+  w.dtype = dtype;
+  const std::vector<float> values =
+      random_floats(rng, static_cast<std::size_t>(N * K), -0.1f, 0.1f);
+  w.data.resize(values.size() * dtype_size(dtype));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::kF32) {
+      std::memcpy(w.data.data() + 4 * i, &values[i], 4);
+    } else {
+      const uint16_t b = dtype == DType::kBF16 ? f32_to_bf16(values[i]) : f32_to_f16(values[i]);
+      std::memcpy(w.data.data() + 2 * i, &b, 2);
+    }
+  }
+  w.bias = maybe_bias(rng, N);
+  Canonical c;
+  c.weights = std::move(w);
+  c.shard_sizes = {N};
+  return c;
+}
+
+std::vector<WeightCase> build_weight_cases() {
+  std::vector<WeightCase> cases;
+  std::mt19937 rng(20261129);
+  const std::pair<int64_t, int64_t> shapes[] = {{64, 24}, {96, 40}, {256, 128}};
+  for (const auto& [K, N] : shapes) {
+    for (int bits : {2, 4, 8}) {
+      std::vector<int> groups;  // 32, 64, 128 where they divide K, and channelwise (K)
+      for (int group : {32, 64, 128}) {
+        if (group < K && K % group == 0) groups.push_back(group);
+      }
+      groups.push_back(static_cast<int>(K));
+      for (int group : groups) {
+        for (bool asym : {false, true}) {
+          for (bool act_order : {false, true}) {
+            if (act_order && group == K) continue;  // a one-group g_idx is not act-order
+            WeightCase c;
+            c.label = fmt::format("int{} g{} {}{} K={} N={}", bits, group, asym ? "asym" : "sym",
+                                  act_order ? " act-order" : "", K, N);
+            c.weights = make_int(rng, bits, K, N, group, asym, act_order);
+            c.weights.name = c.label;
+            cases.push_back(std::move(c));
+          }
+        }
+      }
+    }
+  }
+  struct Fp8Shape {
+    Fp8WeightGranularity granularity;
+    int64_t K, N;
+    int block_n, block_k;
+  };
+  const Fp8Shape fp8_shapes[] = {
+      {Fp8WeightGranularity::kChannel, 64, 24, 0, 0},
+      {Fp8WeightGranularity::kChannel, 96, 40, 0, 0},
+      {Fp8WeightGranularity::kChannel, 256, 128, 0, 0},
+      {Fp8WeightGranularity::kTensor, 64, 24, 0, 0},
+      {Fp8WeightGranularity::kTensor, 256, 128, 0, 0},
+      {Fp8WeightGranularity::kBlock, 256, 128, 128, 128},  // aligned
+      {Fp8WeightGranularity::kBlock, 96, 40, 128, 128},    // one ragged block
+      {Fp8WeightGranularity::kBlock, 192, 160, 128, 128},  // ragged in K and N
+      {Fp8WeightGranularity::kBlock, 64, 24, 16, 32},      // small blocks
+  };
+  const std::pair<Fp8Mode, ActQuant> modes[] = {
+      {Fp8Mode::kW8A16, ActQuant::kNone},
+      {Fp8Mode::kW8A8, ActQuant::kDynamicToken},
+      {Fp8Mode::kW8A8, ActQuant::kDynamicTensor},
+      {Fp8Mode::kW8A8, ActQuant::kStaticTensor},
+      {Fp8Mode::kW8A8, ActQuant::kDynamicGroup},
+      {Fp8Mode::kW8A8, ActQuant::kNone},  // weight-only checkpoint forced to W8A8
+  };
+  for (const Fp8Shape& s : fp8_shapes) {
+    for (const auto& [mode, act] : modes) {
+      WeightCase c;
+      const std::string gran = s.granularity == Fp8WeightGranularity::kBlock
+                                   ? fmt::format("block{}x{}", s.block_n, s.block_k)
+                                   : std::string(fp8_weight_granularity_name(s.granularity));
+      c.label = fmt::format("fp8 {} {} act={} K={} N={}", gran, fp8_mode_name(mode),
+                            act_quant_name(act), s.K, s.N);
+      c.weights = make_fp8(rng, s.granularity, s.K, s.N, s.block_n, s.block_k, act);
+      c.weights.name = c.label;
+      c.mode = mode;
+      cases.push_back(std::move(c));
+    }
+  }
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    for (const auto& [K, N] : shapes) {
+      WeightCase c;
+      c.label = fmt::format("dense {} K={} N={}", dtype_name(dtype), K, N);
+      c.weights = make_dense(rng, dtype, K, N);
+      c.weights.name = c.label;
+      cases.push_back(std::move(c));
+    }
+  }
+  // N > kBlasTileN (256): several column tiles, the last one ragged.
+  {
+    WeightCase c;
+    c.label = "int4 g32 asym act-order K=64 N=300";
+    c.weights = make_int(rng, 4, 64, 300, 32, true, true);
+    cases.push_back(std::move(c));
+  }
+  {
+    WeightCase c;
+    c.label = "fp8 block128x128 w8a8 act=dynamic-group K=64 N=300";
+    c.weights =
+        make_fp8(rng, Fp8WeightGranularity::kBlock, 64, 300, 128, 128, ActQuant::kDynamicGroup);
+    c.mode = Fp8Mode::kW8A8;
+    cases.push_back(std::move(c));
+  }
+  {
+    WeightCase c;
+    c.label = "dense bf16 K=64 N=300";
+    c.weights = make_dense(rng, DType::kBF16, 64, 300);
+    cases.push_back(std::move(c));
+  }
+  for (WeightCase& c : cases) c.weights.name = c.label;
+  return cases;
+}
+
+struct Grid {
+  std::vector<WeightCase> weights = build_weight_cases();
+  std::vector<RunCase> runs;
+  std::vector<std::optional<std::vector<float>>> reference;  // per run: the reference kernel's y
+  std::vector<std::optional<std::vector<float>>> oracle;     // per run: this file's oracle y
+  std::map<std::size_t, Tensor> inputs;                      // per run: x in its dtype
+
+  Grid() {
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      // M pairs repeat every 6 cases and dtypes shift by one every 6, so over 18 consecutive
+      // cases every M meets every activation dtype.
+      const DType act = kActDtypes[(i + i / 6) % 3];
+      for (int64_t M : {kMs[i % 6], kMs[(i + 3) % 6]}) {
+        runs.push_back(
+            {i, M, act, fmt::format("{} M={} x={}", weights[i].label, M, dtype_name(act))});
+      }
+    }
+    reference.resize(runs.size());
+    oracle.resize(runs.size());
+  }
+
+  LinearProblem problem(const RunCase& run) const {
+    LinearProblem p = LinearProblem::from_canonical(weights[run.weight].weights);
+    p.fp8_mode = weights[run.weight].mode;
+    p.act_dtype = run.act;
+    p.out_dtype = DType::kF32;
+    return p;
+  }
+
+  // x [M, K] uniform in [-2, 2], rounded to the activation dtype; row 2 is zero when M > 3 (the
+  // scale floor of dynamic activation quantization).
+  const Tensor& input(std::size_t r) {
+    auto it = inputs.find(r);
+    if (it != inputs.end()) return it->second;
+    const RunCase& run = runs[r];
+    const int64_t K = weights[run.weight].weights.K();
+    std::mt19937 rng(static_cast<uint32_t>(1000 + r));
+    std::vector<float> values = random_floats(rng, static_cast<std::size_t>(run.M * K), -2, 2);
+    if (run.M > 3) std::fill(values.begin() + 2 * K, values.begin() + 3 * K, 0.0f);
+    Tensor x(run.act, {run.M, K});
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (run.act == DType::kF32) {
+        x.data_as<float>()[i] = values[i];
+      } else if (run.act == DType::kBF16) {
+        x.data_as<uint16_t>()[i] = f32_to_bf16(values[i]);
+      } else {
+        x.data_as<uint16_t>()[i] = f32_to_f16(values[i]);
+      }
+    }
+    return inputs.emplace(r, std::move(x)).first->second;
+  }
+
+  // y = x_eff * W^T + bias in double, W from Canonical::dequant, x_eff = x or its W8A8
+  // quantize-dequantize.
+  const std::vector<float>& oracle_output(std::size_t r) {
+    if (oracle[r]) return *oracle[r];
+    const RunCase& run = runs[r];
+    WeightCase& wc = weights[run.weight];
+    const int64_t K = wc.weights.K();
+    const int64_t N = wc.weights.N();
+    if (wc.dense.empty()) {
+      wc.dense.resize(static_cast<std::size_t>(N * K));
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t k = 0; k < K; ++k) wc.dense[n * K + k] = wc.weights.dequant(n, k);
+      }
+    }
+    const Tensor& x = input(r);
+    std::vector<float> xf(static_cast<std::size_t>(x.numel()));
+    convert_to_f32(x.data(), x.dtype(), xf.size(), xf.data());
+    std::vector<double> xe(xf.begin(), xf.end());
+    if (wc.mode == Fp8Mode::kW8A8) {
+      const LinearProblem p = problem(run);
+      const auto& f = std::get<Fp8Weights>(wc.weights.weights);
+      auto q = quantize_activations(xf.data(), run.M, K, w8a8_act_quant(p), f.input_scale,
+                                    w8a8_act_group_k(p));
+      EXPECT_TRUE(q.ok()) << q.status().to_string();
+      if (q.ok()) {
+        for (int64_t m = 0; m < run.M; ++m) {
+          for (int64_t k = 0; k < K; ++k) {
+            xe[m * K + k] = static_cast<double>(f8e4m3_to_f32(q->codes[m * K + k])) *
+                            static_cast<double>(q->scale(m, k));
+          }
+        }
+      }
+    }
+    const std::vector<float>& bias = std::visit(
+        [](const auto& w) -> const std::vector<float>& { return w.bias; }, wc.weights.weights);
+    std::vector<float> y(static_cast<std::size_t>(run.M * N));
+    for (int64_t m = 0; m < run.M; ++m) {
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = bias.empty() ? 0.0 : bias[n];
+        for (int64_t k = 0; k < K; ++k) acc += xe[m * K + k] * wc.dense[n * K + k];
+        y[m * N + n] = static_cast<float>(acc);
+      }
+    }
+    oracle[r] = std::move(y);
+    return *oracle[r];
+  }
+};
+
+Grid& grid() {
+  static Grid g;  // shared by every kernel's test: each reference output is computed once
+  return g;
+}
+
+const Device& cpu() {
+  static const Device device = [] {
+    Result<Device> detected = detect_device("cpu");
+    return detected.ok() ? *detected : Device{};  // a failure is reported by the test itself
+  }();
+  return device;
+}
+
+// Runs `kernel` on run r; nullopt (with a test failure) if it fails.
+std::optional<std::vector<float>> run_kernel(const LinearKernel& kernel, Grid& g, std::size_t r) {
+  const RunCase& run = g.runs[r];
+  const Canonical& weights = g.weights[run.weight].weights;
+  const LinearProblem problem = g.problem(run);
+  auto prepared = kernel.prepare(weights, problem, cpu());
+  if (!prepared.ok()) {
+    ADD_FAILURE() << kernel.name()
+                  << " accepted but failed to prepare: " << prepared.status().to_string();
+    return std::nullopt;
+  }
+  Tensor y(DType::kF32, {run.M, weights.N()});
+  std::fill(y.data_as<float>(), y.data_as<float>() + y.numel(), NAN);  // catch unwritten outputs
+  Stream stream;
+  const Status status = (*prepared)->run(g.input(r).view(), y.view(), stream);
+  if (!status.ok()) {
+    ADD_FAILURE() << kernel.name() << " failed to run: " << status.to_string();
+    return std::nullopt;
+  }
+  const float* p = y.data_as<float>();
+  return std::vector<float>(p, p + y.numel());
+}
+
+// The reference kernel's output for run r (the first reference kernel that accepts it).
+const std::vector<float>* reference_output(Grid& g, std::size_t r) {
+  if (!g.reference[r]) {
+    const LinearProblem problem = g.problem(g.runs[r]);
+    for (const LinearKernel* kernel : reference_kernels()) {
+      if (!kernel->check(problem, cpu()).ok()) continue;
+      g.reference[r] = run_kernel(*kernel, g, r);
+      break;
+    }
+    if (!g.reference[r]) {
+      ADD_FAILURE() << "no reference kernel accepts " << problem.to_string();
+      return nullptr;
+    }
+  }
+  return &*g.reference[r];
+}
+
+double relative_frobenius(const std::vector<float>& y, const std::vector<float>& ref) {
+  double diff = 0.0;
+  double norm = 0.0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double d = static_cast<double>(y[i]) - static_cast<double>(ref[i]);
+    diff += d * d;
+    norm += static_cast<double>(ref[i]) * ref[i];
+  }
+  if (!std::isfinite(diff)) return INFINITY;
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+}
+
+// int / dense with f32 activations and weights, and FP8 against the reference of the same mode:
+// 1e-5; any 16-bit activation or dense weight dtype: 1e-2.
+double tolerance(const LinearProblem& p) {
+  const bool wide = p.act_dtype == DType::kF32 &&
+                    (p.scheme != WeightScheme::kDense || p.weight_dtype == DType::kF32);
+  return wide ? 1e-5 : 1e-2;
+}
+
+class KernelGrid : public testing::TestWithParam<std::string> {};
+
+TEST_P(KernelGrid, MatchesReference) {
+  ASSERT_TRUE(detect_device("cpu").ok()) << detect_device("cpu").status().to_string();
+  const LinearKernel* kernel = find_kernel(GetParam());
+  ASSERT_NE(kernel, nullptr) << GetParam();
+  const bool is_reference = kernel->family() == Family::kReference;
+  Grid& g = grid();
+  std::map<std::string, int> rejected;         // reason code -> count
+  std::map<std::string, std::string> example;  // reason code -> first "case: detail"
+  int accepted = 0;
+  for (std::size_t r = 0; r < g.runs.size(); ++r) {
+    const RunCase& run = g.runs[r];
+    SCOPED_TRACE(fmt::format("{} on {}", kernel->name(), run.label));
+    const LinearProblem problem = g.problem(run);
+    const Verdict verdict = kernel->check(problem, cpu());
+    if (!verdict.ok()) {
+      const std::string code(reason_code(verdict.reason));
+      if (rejected[code]++ == 0) example[code] = fmt::format("{}: {}", run.label, verdict.detail);
+      continue;
+    }
+    ++accepted;
+    const std::optional<std::vector<float>> y = run_kernel(*kernel, g, r);
+    if (!y) continue;
+    const std::vector<float>* expected =
+        is_reference ? &g.oracle_output(r) : reference_output(g, r);
+    if (expected == nullptr) continue;
+    ASSERT_EQ(y->size(), expected->size());
+    const double error = relative_frobenius(*y, *expected);
+    EXPECT_LE(error, tolerance(problem))
+        << "relative Frobenius error vs " << (is_reference ? "the test oracle" : "the reference")
+        << " for " << problem.to_string();
+  }
+  std::cout << fmt::format("[ grid     ] {}: {} of {} cases accepted", kernel->name(), accepted,
+                           g.runs.size())
+            << "\n";
+  for (const auto& [code, count] : rejected) {
+    std::cout << fmt::format("[ grid     ]   rejected {} x {} (e.g. {})", count, code,
+                             example[code])
+              << "\n";
+  }
+}
+
+std::vector<std::string> registered_kernel_names() {
+  std::vector<std::string> names;
+  for (const LinearKernel* kernel : all_kernels()) names.emplace_back(kernel->name());
+  return names;
+}
+
+// "cpu.int.blas.sgemm" -> "cpu_int_blas_sgemm" (test names allow only [A-Za-z0-9_]).
+std::string test_name(const testing::TestParamInfo<std::string>& param) {
+  std::string name = param.param;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, KernelGrid, testing::ValuesIn(registered_kernel_names()),
+                         test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KernelGrid);
+
+}  // namespace
+}  // namespace qlinear
