@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <time.h>
 #include <algorithm>
+
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -181,28 +183,60 @@ int64_t rotation_copies(int64_t bytes_per_copy, int64_t target, int64_t budget) 
   return std::clamp<int64_t>(copies, 1, 512);
 }
 
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// A call during which the process got less CPU time than this share of threads x wall time had
+// a thread taken away by the OS (another process on a shared machine): its time says nothing
+// about the kernel, so it is discarded.
+constexpr double kMinCpuShare = 0.8;
+
+struct Timing {
+  double median_s = 0.0;
+  int reps = 0;       // samples in the median
+  int discarded = 0;  // samples dropped as preempted
+};
+
 // Times `call(i)` (i = the rotation index): one warm-up call, then repetitions until the time
 // target is spent (at least 3; 2 when one call takes over half a second, 1 over two seconds, so
-// the largest layers at M = 256 keep a full run within minutes). Returns the median and count.
+// the largest layers at M = 256 keep a full run within minutes). Preempted samples are replaced,
+// up to three times the repetitions; if too few clean ones remain, the median takes them all.
 template <class Call>
-Result<std::pair<double, int>> time_calls(const Call& call, int64_t copies, bool quick) {
+Result<Timing> time_calls(const Call& call, int64_t copies, bool quick, int threads) {
   int64_t index = 0;
-  auto timed = [&]() -> Result<double> {
+  struct Sample {
+    double seconds;
+    bool clean;
+  };
+  auto timed = [&]() -> Result<Sample> {
+    const double cpu_start = process_cpu_seconds();
     const Clock::time_point start = Clock::now();
     QL_RETURN_IF_ERROR(call(index++ % copies));
-    return seconds_since(start);
+    const double wall = seconds_since(start);
+    const double cpu = process_cpu_seconds() - cpu_start;
+    return Sample{wall, cpu >= kMinCpuShare * threads * wall};
   };
-  QL_ASSIGN_OR_RETURN(const double first, timed());
+  QL_ASSIGN_OR_RETURN(const Sample first, timed());
   const double target = quick ? 0.15 : 0.6;
-  const int min_reps = first > 2.0 ? 1 : (first > 0.5 ? 2 : 3);
-  const int reps = std::clamp(static_cast<int>(target / std::max(first, 1e-7)), min_reps, 300);
-  std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(reps));
-  for (int r = 0; r < reps; ++r) {
-    QL_ASSIGN_OR_RETURN(const double t, timed());
-    samples.push_back(t);
+  const int min_reps = first.seconds > 2.0 ? 1 : (first.seconds > 0.5 ? 2 : 3);
+  const int reps =
+      std::clamp(static_cast<int>(target / std::max(first.seconds, 1e-7)), min_reps, 300);
+  std::vector<double> clean;
+  std::vector<double> all;
+  while (static_cast<int>(clean.size()) < reps && static_cast<int>(all.size()) < 3 * reps) {
+    QL_ASSIGN_OR_RETURN(const Sample sample, timed());
+    all.push_back(sample.seconds);
+    if (sample.clean) clean.push_back(sample.seconds);
   }
-  return std::make_pair(median(samples), reps);
+  Timing timing;
+  const std::vector<double>& used = static_cast<int>(clean.size()) >= min_reps ? clean : all;
+  timing.median_s = median(used);
+  timing.reps = static_cast<int>(used.size());
+  timing.discarded = static_cast<int>(all.size() - clean.size());
+  return timing;
 }
 
 struct BlasTiming {
@@ -235,8 +269,8 @@ Result<std::map<int64_t, BlasTiming>> time_blas(const BenchShape& shape,
                   y.data(), static_cast<int>(shape.N));
       return Status::ok_status();
     };
-    QL_ASSIGN_OR_RETURN(const auto timing, time_calls(call, copies, quick));
-    out[M] = {timing.first, static_cast<int>(copies)};
+    QL_ASSIGN_OR_RETURN(const Timing timing, time_calls(call, copies, quick, threads));
+    out[M] = {timing.median_s, static_cast<int>(copies)};
   }
   return out;
 }
@@ -413,9 +447,11 @@ double measure_memory_bandwidth(int threads, int passes, int64_t bytes) {
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t i = 0; i < count; ++i) data[i] = static_cast<uint64_t>(i);
   std::vector<double> rates;
+  std::vector<double> all_rates;
   volatile uint64_t sink = 0;
-  for (int pass = 0; pass < passes; ++pass) {
+  for (int pass = 0; pass < 3 * passes && static_cast<int>(rates.size()) < passes; ++pass) {
     uint64_t total = 0;
+    const double cpu_start = process_cpu_seconds();
     const Clock::time_point start = Clock::now();
 #pragma omp parallel num_threads(t) reduction(+ : total)
     {
@@ -427,10 +463,14 @@ double measure_memory_bandwidth(int threads, int passes, int64_t bytes) {
       const int64_t end = id == nthreads - 1 ? count : begin + per;
       total += stream_sum(data + begin, end - begin);
     }
-    rates.push_back(static_cast<double>(count * 8) / seconds_since(start) / 1e9);
+    const double wall = seconds_since(start);
+    const double rate = static_cast<double>(count * 8) / wall / 1e9;
+    all_rates.push_back(rate);
+    // As in time_calls: a preempted pass measures the other process, not the memory.
+    if (process_cpu_seconds() - cpu_start >= kMinCpuShare * t * wall) rates.push_back(rate);
     sink = sink + total;
   }
-  return median(rates);
+  return median(rates.empty() ? all_rates : rates);
 }
 
 Result<std::vector<BenchRecord>> run_bench(
@@ -506,7 +546,7 @@ Result<std::vector<BenchRecord>> run_bench(
         Stream stream;
         stream.threads = threads;
         auto call = [&](int64_t i) { return prepared[i]->run(x.view(), y.view(), stream); };
-        QL_ASSIGN_OR_RETURN(const auto timing, time_calls(call, copies, options.quick));
+        QL_ASSIGN_OR_RETURN(const Timing timing, time_calls(call, copies, options.quick, threads));
         BenchRecord r;
         r.scheme = scheme;
         r.label = shape.label;
@@ -515,8 +555,9 @@ Result<std::vector<BenchRecord>> run_bench(
         r.M = M;
         r.kernel = std::string(selection.kernel->name());
         r.problem = selection.problem.to_string();
-        r.median_s = timing.first;
-        r.reps = timing.second;
+        r.median_s = timing.median_s;
+        r.reps = timing.reps;
+        r.discarded = timing.discarded;
         r.weight_bytes = bytes;
         r.gbps = static_cast<double>(bytes) / r.median_s / 1e9;
         r.gflops = 2.0 * static_cast<double>(M * shape.K * shape.N) / r.median_s / 1e9;
@@ -549,6 +590,7 @@ std::string record_json(const BenchRecord& r) {
   j["problem"] = r.problem;
   j["median_s"] = r.median_s;
   j["reps"] = r.reps;
+  j["discarded"] = r.discarded;
   j["weight_bytes"] = r.weight_bytes;
   j["gbps"] = r.gbps;
   j["gflops"] = r.gflops;

@@ -54,6 +54,7 @@ struct BenchRecord {
   std::string problem;  // the selected problem string (a reproducer)
   double median_s = 0.0;
   int reps = 0;
+  int discarded = 0;  // timed calls dropped because the OS preempted a thread (shared machine)
   int64_t weight_bytes = 0;  // codes at their width + scales/zeros as checkpoints store them
   double gbps = 0.0;         // weight_bytes / median_s
   double gflops = 0.0;       // 2*M*N*K / median_s

@@ -160,24 +160,27 @@ Result<Fp8Panels> make_panels(const Fp8Weights& w, int64_t chunk_k, PanelLayout 
   for (std::size_t n = 0; n < w.bias.size(); ++n) p.bias[n] = w.bias[n];
   const int64_t panels = p.panels();
   const int64_t K = w.K;
-  const int64_t Kp = p.Kp;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t panel = 0; panel < panels; ++panel) {
-    uint8_t* dst = p.codes.data() + panel * kPanelN * Kp;
     for (int r = 0; r < kPanelN; ++r) {
       const int64_t n = panel * kPanelN + r;
       if (n >= w.N) break;
-      const uint8_t* src = w.qweight.data() + n * K;
-      if (layout == PanelLayout::kPairs) {
-        for (int64_t k = 0; k < K; ++k) dst[(k / 2) * 2 * kPanelN + r * 2 + (k % 2)] = src[k];
-      } else if (layout == PanelLayout::kPairsVbmi) {
-        for (int64_t k = 0; k < K; ++k) {
-          const int64_t pair = k / 2;
-          const int64_t j = r * 2 + (k % 2);  // the bf16 lane of this code in its pair
-          dst[(pair / 2) * 4 * kPanelN + 16 * (j / 8) + 8 * (pair % 2) + j % 8] = src[k];
+      for (int64_t k0 = 0; k0 < K; k0 += chunk_k) {
+        uint8_t* dst = p.codes.data() + panel * kPanelN * p.Kp + k0 * kPanelN;  // chunk_codes()
+        const uint8_t* src = w.qweight.data() + n * K + k0;
+        const int64_t count = std::min(chunk_k, K - k0);
+        // k: the column inside the chunk (chunks hold whole pairs and pairs of pairs).
+        for (int64_t k = 0; k < count; ++k) {
+          if (layout == PanelLayout::kPairs) {
+            dst[(k / 2) * 2 * kPanelN + r * 2 + (k % 2)] = src[k];
+          } else if (layout == PanelLayout::kPairsVbmi) {
+            const int64_t pair = k / 2;
+            const int64_t j = r * 2 + (k % 2);  // the bf16 lane of this code in its pair
+            dst[(pair / 2) * 4 * kPanelN + 16 * (j / 8) + 8 * (pair % 2) + j % 8] = src[k];
+          } else {
+            dst[k * kPanelN + r] = src[k];
+          }
         }
-      } else {
-        for (int64_t k = 0; k < K; ++k) dst[k * kPanelN + r] = src[k];
       }
       for (int64_t j = 0; j < p.segs; ++j) {
         p.scales[(panel * p.segs + j) * kPanelN + r] =

@@ -70,12 +70,13 @@ struct HugePageAllocator {
 };
 
 // Weights after prepare: panels of kPanelN rows, K padded to a multiple of chunk_k.
-//   kPairs layout (avx512 bf16 dot products): [Np/16][Kp/2][16 rows][2 k] bytes, so one 32-byte
+// Inside each K chunk of a panel (a panel's chunks follow each other):
+//   kPairs layout (avx512 bf16 dot products): [chunk_k/2][16 rows][2 k] bytes, so one 32-byte
 //     run decodes to the 32 bf16 of one vdpbf16ps operand (k pair p for 16 rows).
 //   kPairsVbmi: kPairs with each two k pairs (64 bytes) interleaved in 8-byte runs
 //     (p0[0..7] p1[0..7] p0[8..15] p1[8..15] ...), so two byte-table lookups (vpermi2b) and one
 //     byte unpack yield both pairs' bf16 operands in order.
-//   kRows layout (avx2 f32 FMA): [Np/16][Kp][16 rows] bytes, one k for 16 rows per 16 bytes.
+//   kRows layout (avx2 f32 FMA): [chunk_k][16 rows] bytes, one k for 16 rows per 16 bytes.
 enum class PanelLayout { kPairs, kPairsVbmi, kRows };
 
 struct Fp8Panels {
@@ -96,7 +97,10 @@ struct Fp8Panels {
 
   int64_t panels() const { return Np / kPanelN; }
   int64_t chunks() const { return (K + chunk_k - 1) / chunk_k; }
-  const uint8_t* panel_codes(int64_t panel) const { return codes.data() + panel * kPanelN * Kp; }
+  // One panel's K chunk (chunk_k * 16 bytes); each panel's chunks are contiguous.
+  const uint8_t* chunk_codes(int64_t panel, int64_t chunk) const {
+    return codes.data() + panel * kPanelN * Kp + chunk * chunk_k * kPanelN;
+  }
   const float* panel_scales(int64_t panel, int64_t chunk) const {
     return scales.data() + (panel * segs + chunk * chunk_k / seg_k) * kPanelN;
   }

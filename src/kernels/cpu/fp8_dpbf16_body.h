@@ -177,7 +177,7 @@ inline void run_group(const Fp8Panels& w, const Bf16Activations& x, int64_t grou
   for (int64_t c = 0; c < chunks; ++c) {
     for (int g = 0; g < kPanelGroup; ++g) {
       const int64_t panel = group * kPanelGroup + g;
-      a.codes[g] = w.panel_codes(panel) + c * w.chunk_k * kPanelN;
+      a.codes[g] = w.chunk_codes(panel, c);
       a.scales[g] = w.panel_scales(panel, c);
     }
     if (!fused) decode_chunk(a.codes, a.pairs, buffer);

@@ -1,6 +1,7 @@
 // cpu.fp8.w8a16.avx2 | scheme: FP8 e4m3fn weights, per-tensor/per-channel or block scales
 //   (block_k a multiple of 32, any block_n), weight-only (activations f32/bf16/f16)
-// after prepare: 16-row panels, one k per 16 bytes ([N/16][K][16] bytes, K padded to the chunk),
+// after prepare: 16-row panels, one k per 16 bytes ([N/16][K][16] bytes, K padded to the chunk,
+//   N to 64),
 //   scales per panel row and K block times 2^8 | limits: none on K, N
 // numerics: exact f32 weights (vcvtph2ps of the shifted code), f32 FMA accumulation per K chunk
 //   (<= 256), chunk sums scaled and accumulated in f32.
@@ -115,9 +116,8 @@ void run_panel(const fp8_cpu::Fp8Panels& w, const float* x, int64_t M, int64_t p
                float* yt, float* y) {
   const bool fused = M <= kMaxRows;
   std::fill(yt, yt + M * kPanelN, 0.0f);
-  const uint8_t* codes = w.panel_codes(pnl);
   for (int64_t c = 0; c < w.chunks(); ++c) {
-    const uint8_t* chunk_codes = codes + c * w.chunk_k * kPanelN;
+    const uint8_t* chunk_codes = w.chunk_codes(pnl, c);
     if (!fused) decode_chunk(chunk_codes, w.chunk_k, panel);
     for (int64_t m0 = 0; m0 < M; m0 += kMaxRows) {
       const int64_t rows = std::min<int64_t>(kMaxRows, M - m0);

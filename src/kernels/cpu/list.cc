@@ -2,6 +2,8 @@
 // Order: native kernels before the OpenBLAS ("blas") path; within a family the most specialised
 // ISA first. The numbers that justify each position come from bench/results/ (qlinear bench on
 // the shapes of bench/shapes.txt) and are quoted here as they land.
+// FP8 (bench/results/cpu.md): cpu.fp8.*.avx512 >= 1.86x OpenBLAS sgemm at every shape and M, and
+// M = 1 at 0.77-1.22x the measured read bandwidth; W8A8 and W8A16 run within a few percent.
 #include <vector>
 
 #include "kernels/registry.h"
