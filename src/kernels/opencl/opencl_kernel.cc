@@ -14,31 +14,10 @@ bool opencl_backend_compiled() {
 #endif
 }
 
-Verdict OpenClKernel::check(const LinearProblem& problem, const Device& device) const {
-  if (device.platform != Platform::kOpenCl) {
-    return Verdict::reject(Reason::kWrongPlatform, fmt::format("runs on opencl, device is {}",
-                                                               platform_name(device.platform)));
-  }
-  if (!opencl_backend_compiled() && !device.simulated) {
-    return Verdict::reject(Reason::kNotCompiled, "built without QLINEAR_WITH_OPENCL");
-  }
-  return requirements(problem, device);
-}
-
-Result<std::unique_ptr<PreparedLinear>> OpenClKernel::prepare(const Canonical& weights,
-                                                              const LinearProblem& /*problem*/,
-                                                              const Device& device) const {
-  if (device.simulated) {
-    return make_error(
-        ErrorCode::kUnsupported,
-        "{}: layer \"{}\": device \"{}\" is simulated; kernels can be selected for it "
-        "but not run",
-        name(), weights.name, device.name);
-  }
-  return make_error(ErrorCode::kUnsupported,
-                    "{}: layer \"{}\": OpenCL backend not compiled into this qlinear (built "
-                    "without QLINEAR_WITH_OPENCL; build with the opencl preset)",
-                    name(), weights.name);
+const BackendInfo& OpenClKernel::backend() const {
+  static const BackendInfo kInfo{Platform::kOpenCl, opencl_backend_compiled(), "OpenCL",
+                                 "QLINEAR_WITH_OPENCL", "opencl"};
+  return kInfo;
 }
 
 Verdict require_intel_gpu(const Device& device) {

@@ -7,24 +7,16 @@
 
 #include <memory>
 
-#include "kernels/kernel.h"
+#include "kernels/backend_kernel.h"
 
 namespace qlinear {
 
 // True when this binary contains the OpenCL host code and kernels.
 bool opencl_backend_compiled();
 
-class OpenClKernel : public LinearKernel {
- public:
-  Platform platform() const final { return Platform::kOpenCl; }
-  Verdict check(const LinearProblem& problem, const Device& device) const final;
-  Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
-                                                  const LinearProblem& problem,
-                                                  const Device& device) const final;
-
+class OpenClKernel : public BackendKernel {
  protected:
-  // The kernel's own requirements (device features, scheme, shapes), checked in order.
-  virtual Verdict requirements(const LinearProblem& problem, const Device& device) const = 0;
+  const BackendInfo& backend() const final;
 };
 
 // Shared by the Intel GPU kernels: an Intel GPU with fp16 and 16-wide subgroups.
