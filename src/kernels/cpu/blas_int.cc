@@ -62,21 +62,7 @@ class IntBlas final : public LinearKernel {
       return Verdict::reject(Reason::kWrongPlatform, fmt::format("device is {}; needs cpu",
                                                                  platform_name(device.platform)));
     }
-    if (p.scheme != WeightScheme::kInt) {
-      return Verdict::reject(Reason::kScheme, "needs int weights");
-    }
-    if (p.bits != 2 && p.bits != 4 && p.bits != 8) {
-      return Verdict::reject(Reason::kBits, fmt::format("bits={}; handles 2, 4, 8", p.bits));
-    }
-    if (p.group_size <= 0 || p.K % p.group_size != 0) {
-      return Verdict::reject(Reason::kGroupSize,
-                             fmt::format("group_size={} does not divide K={}", p.group_size, p.K));
-    }
-    if (p.K % (32 / p.bits) != 0) {
-      return Verdict::reject(Reason::kAlignment,
-                             fmt::format("K={} not a multiple of {}", p.K, 32 / p.bits));
-    }
-    return check_io_dtypes(p);
+    return check_int_problem(p);
   }
 
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,

@@ -162,4 +162,51 @@ void add_bias(const std::vector<float>& bias, int64_t M, int64_t N, float* y) {
   }
 }
 
+Verdict check_int_problem(const LinearProblem& p) {
+  if (p.scheme != WeightScheme::kInt) {
+    return Verdict::reject(Reason::kScheme, "needs int weights");
+  }
+  if (p.bits != 2 && p.bits != 4 && p.bits != 8) {
+    return Verdict::reject(Reason::kBits, fmt::format("bits={}; handles 2, 4, 8", p.bits));
+  }
+  if (p.group_size <= 0 || p.K % p.group_size != 0) {
+    return Verdict::reject(Reason::kGroupSize,
+                           fmt::format("group_size={} does not divide K={}", p.group_size, p.K));
+  }
+  if (p.K % (32 / p.bits) != 0) {
+    return Verdict::reject(Reason::kAlignment,
+                           fmt::format("K={} not a multiple of {}", p.K, 32 / p.bits));
+  }
+  return check_io_dtypes(p);
+}
+
+Verdict check_fp8_problem(const LinearProblem& p) {
+  if (p.scheme != WeightScheme::kFp8) {
+    return Verdict::reject(Reason::kScheme, "needs fp8 weights");
+  }
+  if (p.fp8_mode != Fp8Mode::kW8A8 && p.fp8_mode != Fp8Mode::kW8A16) {
+    return Verdict::reject(Reason::kFp8Mode, fmt::format("fp8 mode is {}; needs w8a8 or w8a16",
+                                                         fp8_mode_name(p.fp8_mode)));
+  }
+  if (p.fp8_weight == Fp8WeightGranularity::kBlock && (p.block_n <= 0 || p.block_k <= 0)) {
+    return Verdict::reject(
+        Reason::kFp8Granularity,
+        fmt::format("block [{}, {}]; block sizes must be > 0", p.block_n, p.block_k));
+  }
+  return check_io_dtypes(p);
+}
+
+Verdict check_dense_problem(const LinearProblem& p) {
+  if (p.scheme != WeightScheme::kDense) {
+    return Verdict::reject(Reason::kScheme, "needs dense weights");
+  }
+  if (p.weight_dtype != DType::kF32 && p.weight_dtype != DType::kBF16 &&
+      p.weight_dtype != DType::kF16) {
+    return Verdict::reject(Reason::kDtype, fmt::format("dense weights are {}; needs f32, bf16 "
+                                                       "or f16",
+                                                       dtype_name(p.weight_dtype)));
+  }
+  return check_io_dtypes(p);
+}
+
 }  // namespace qlinear

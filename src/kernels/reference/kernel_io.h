@@ -33,4 +33,16 @@ Result<const DenseWeights*> dense_weights_of(const Canonical& weights, std::stri
 // y[m, n] += bias[n] for a row-major [M, N] y; nothing when bias is empty.
 void add_bias(const std::vector<float>& bias, int64_t M, int64_t N, float* y);
 
+// The requirements of the canonical int form that every portable kernel shares (scheme,
+// shapes the form allows, activation/output dtypes); device checks stay with each kernel.
+Verdict check_int_problem(const LinearProblem& problem);
+
+// The requirements of the canonical FP8 form that every portable kernel shares (scheme,
+// shapes the form allows, activation/output dtypes); device checks stay with each kernel.
+Verdict check_fp8_problem(const LinearProblem& problem);
+
+// The requirements of the canonical dense form that every portable kernel shares (scheme,
+// shapes the form allows, activation/output dtypes); device checks stay with each kernel.
+Verdict check_dense_problem(const LinearProblem& problem);
+
 }  // namespace qlinear

@@ -53,16 +53,7 @@ class DenseReference final : public LinearKernel {
 
   // Platform-agnostic: every device (real or simulated) is accepted; the loops run on the host.
   Verdict check(const LinearProblem& p, const Device& /*device*/) const override {
-    if (p.scheme != WeightScheme::kDense) {
-      return Verdict::reject(Reason::kScheme, "needs dense weights");
-    }
-    if (p.weight_dtype != DType::kF32 && p.weight_dtype != DType::kBF16 &&
-        p.weight_dtype != DType::kF16) {
-      return Verdict::reject(Reason::kDtype, fmt::format("dense weights are {}; needs f32, bf16 "
-                                                         "or f16",
-                                                         dtype_name(p.weight_dtype)));
-    }
-    return check_io_dtypes(p);
+    return check_dense_problem(p);
   }
 
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,

@@ -83,19 +83,7 @@ class Fp8Reference final : public LinearKernel {
 
   // Platform-agnostic: every device (real or simulated) is accepted; the loops run on the host.
   Verdict check(const LinearProblem& p, const Device& /*device*/) const override {
-    if (p.scheme != WeightScheme::kFp8) {
-      return Verdict::reject(Reason::kScheme, "needs fp8 weights");
-    }
-    if (p.fp8_mode != Fp8Mode::kW8A8 && p.fp8_mode != Fp8Mode::kW8A16) {
-      return Verdict::reject(Reason::kFp8Mode, fmt::format("fp8 mode is {}; needs w8a8 or w8a16",
-                                                           fp8_mode_name(p.fp8_mode)));
-    }
-    if (p.fp8_weight == Fp8WeightGranularity::kBlock && (p.block_n <= 0 || p.block_k <= 0)) {
-      return Verdict::reject(
-          Reason::kFp8Granularity,
-          fmt::format("block [{}, {}]; block sizes must be > 0", p.block_n, p.block_k));
-    }
-    return check_io_dtypes(p);
+    return check_fp8_problem(p);
   }
 
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
