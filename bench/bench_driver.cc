@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <sys/resource.h>
 #include <time.h>
 #include <algorithm>
 
@@ -27,7 +28,6 @@
 #include "convert/canonical.h"
 #include "core/progress.h"
 #include "core/tensor.h"
-#include "kernels/cpu/fp8_cpu_common.h"
 #include "kernels/device.h"
 #include "kernels/kernel.h"
 #include "kernels/select.h"
@@ -42,10 +42,10 @@ constexpr int64_t kBlasBudgetBytes = int64_t{3} << 30;
 using Clock = std::chrono::steady_clock;
 
 // Big buffers of the yardsticks get transparent huge pages, like the native kernels' prepared
-// weights (fp8_cpu::HugePageAllocator), so the bandwidth and sgemm references are the best this
+// weights (core/memory.h), so the bandwidth and sgemm references are the best this
 // machine streams, not a 4 KiB-page handicap.
 template <class T>
-using HugeVector = std::vector<T, fp8_cpu::HugePageAllocator<T>>;
+using HugeVector = StreamedVector<T>;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -183,16 +183,16 @@ int64_t rotation_copies(int64_t bytes_per_copy, int64_t target, int64_t budget) 
   return std::clamp<int64_t>(copies, 1, 512);
 }
 
-double process_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+// Involuntary context switches of all the process's threads (OpenMP and OpenBLAS workers
+// included). A timed call during which this moved had a thread taken away by the OS (another
+// process on a shared machine): its time says nothing about the kernel, so it is discarded.
+// (CPU-time shares do not work for this: the kernel accounts a running worker thread's time
+// lazily, so a 2-thread call under 4 ms reads as half the CPU it used; measured on this VM.)
+long involuntary_switches() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_nivcsw;
 }
-
-// A call during which the process got less CPU time than this share of threads x wall time had
-// a thread taken away by the OS (another process on a shared machine): its time says nothing
-// about the kernel, so it is discarded.
-constexpr double kMinCpuShare = 0.8;
 
 struct Timing {
   double median_s = 0.0;
@@ -205,19 +205,18 @@ struct Timing {
 // the largest layers at M = 256 keep a full run within minutes). Preempted samples are replaced,
 // up to three times the repetitions; if too few clean ones remain, the median takes them all.
 template <class Call>
-Result<Timing> time_calls(const Call& call, int64_t copies, bool quick, int threads) {
+Result<Timing> time_calls(const Call& call, int64_t copies, bool quick) {
   int64_t index = 0;
   struct Sample {
     double seconds;
     bool clean;
   };
   auto timed = [&]() -> Result<Sample> {
-    const double cpu_start = process_cpu_seconds();
+    const long switches = involuntary_switches();
     const Clock::time_point start = Clock::now();
     QL_RETURN_IF_ERROR(call(index++ % copies));
     const double wall = seconds_since(start);
-    const double cpu = process_cpu_seconds() - cpu_start;
-    return Sample{wall, cpu >= kMinCpuShare * threads * wall};
+    return Sample{wall, involuntary_switches() == switches};
   };
   QL_ASSIGN_OR_RETURN(const Sample first, timed());
   const double target = quick ? 0.15 : 0.6;
@@ -269,7 +268,7 @@ Result<std::map<int64_t, BlasTiming>> time_blas(const BenchShape& shape,
                   y.data(), static_cast<int>(shape.N));
       return Status::ok_status();
     };
-    QL_ASSIGN_OR_RETURN(const Timing timing, time_calls(call, copies, quick, threads));
+    QL_ASSIGN_OR_RETURN(const Timing timing, time_calls(call, copies, quick));
     out[M] = {timing.median_s, static_cast<int>(copies)};
   }
   return out;
@@ -439,21 +438,27 @@ int64_t weight_bytes(const LinearProblem& p) {
   return elems;
 }
 
-double measure_memory_bandwidth(int threads, int passes, int64_t bytes) {
-  const int64_t count = std::max<int64_t>(bytes / 8, 1024);
-  HugeVector<uint64_t> buffer(static_cast<std::size_t>(count));  // 2 MiB aligned, touched here
-  uint64_t* data = buffer.data();
-  const int t = threads > 0 ? threads : omp_get_max_threads();
-#pragma omp parallel for num_threads(t) schedule(static)
+BandwidthProbe::BandwidthProbe(int threads, int64_t bytes)
+    : threads_(threads > 0 ? threads : omp_get_max_threads()),
+      buffer_(static_cast<std::size_t>(std::max<int64_t>(bytes / 8, 1024))) {
+  // Touched by the threads that will stream it (first touch places the pages).
+  uint64_t* data = buffer_.data();
+  const int64_t count = static_cast<int64_t>(buffer_.size());
+#pragma omp parallel for num_threads(threads_) schedule(static)
   for (int64_t i = 0; i < count; ++i) data[i] = static_cast<uint64_t>(i);
+}
+
+double BandwidthProbe::measure(int passes) {
+  const uint64_t* data = buffer_.data();
+  const int64_t count = static_cast<int64_t>(buffer_.size());
   std::vector<double> rates;
   std::vector<double> all_rates;
   volatile uint64_t sink = 0;
   for (int pass = 0; pass < 3 * passes && static_cast<int>(rates.size()) < passes; ++pass) {
     uint64_t total = 0;
-    const double cpu_start = process_cpu_seconds();
+    const long switches = involuntary_switches();
     const Clock::time_point start = Clock::now();
-#pragma omp parallel num_threads(t) reduction(+ : total)
+#pragma omp parallel num_threads(threads_) reduction(+ : total)
     {
       // Each thread streams one contiguous slice, aligned to 64 elements.
       const int64_t nthreads = omp_get_num_threads();
@@ -467,10 +472,14 @@ double measure_memory_bandwidth(int threads, int passes, int64_t bytes) {
     const double rate = static_cast<double>(count * 8) / wall / 1e9;
     all_rates.push_back(rate);
     // As in time_calls: a preempted pass measures the other process, not the memory.
-    if (process_cpu_seconds() - cpu_start >= kMinCpuShare * t * wall) rates.push_back(rate);
+    if (involuntary_switches() == switches) rates.push_back(rate);
     sink = sink + total;
   }
   return median(rates.empty() ? all_rates : rates);
+}
+
+double measure_memory_bandwidth(int threads, int passes, int64_t bytes) {
+  return BandwidthProbe(threads, bytes).measure(passes);
 }
 
 Result<std::vector<BenchRecord>> run_bench(
@@ -510,6 +519,11 @@ Result<std::vector<BenchRecord>> run_bench(
   }
 
   const int64_t rotate_bytes = options.quick ? options.rotate_bytes / 2 : options.rotate_bytes;
+  // Measured right before and right after each record's kernel timing: on a shared (virtual)
+  // machine the bandwidth moves within seconds (20-55 GB/s here), and a ratio against a number
+  // from another moment would move with it.
+  BandwidthProbe probe(threads, options.membw_bytes);
+  const int probe_passes = options.quick ? 2 : 3;
   Progress progress("bench", shapes.size() * schemes.size() * batches.size(), options.progress);
   std::vector<BenchRecord> records;
   for (const BenchShape& shape : shapes) {
@@ -519,10 +533,6 @@ Result<std::vector<BenchRecord>> run_bench(
       // Let OpenBLAS's worker threads stop spinning before OpenMP takes the cores.
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    // Measured next to each shape's kernel runs: on a shared (virtual) machine the bandwidth
-    // drifts over minutes, and a ratio against a number from another moment would drift too.
-    const double membw =
-        measure_memory_bandwidth(threads, options.quick ? 3 : 5, options.membw_bytes);
     for (const auto& [scheme, given] : schemes) {
       LinearProblem problem;
       if (given) {
@@ -546,7 +556,9 @@ Result<std::vector<BenchRecord>> run_bench(
         Stream stream;
         stream.threads = threads;
         auto call = [&](int64_t i) { return prepared[i]->run(x.view(), y.view(), stream); };
-        QL_ASSIGN_OR_RETURN(const Timing timing, time_calls(call, copies, options.quick, threads));
+        const double membw_before = probe.measure(probe_passes);
+        QL_ASSIGN_OR_RETURN(const Timing timing, time_calls(call, copies, options.quick));
+        const double membw_after = probe.measure(probe_passes);
         BenchRecord r;
         r.scheme = scheme;
         r.label = shape.label;
@@ -561,8 +573,10 @@ Result<std::vector<BenchRecord>> run_bench(
         r.weight_bytes = bytes;
         r.gbps = static_cast<double>(bytes) / r.median_s / 1e9;
         r.gflops = 2.0 * static_cast<double>(M * shape.K * shape.N) / r.median_s / 1e9;
-        r.membw_gbps = membw;
-        r.ratio_membw = r.gbps / membw;
+        r.membw_before_gbps = membw_before;
+        r.membw_after_gbps = membw_after;
+        r.membw_gbps = 0.5 * (membw_before + membw_after);
+        r.ratio_membw = r.gbps / r.membw_gbps;
         if (const auto it = blas.find(M); it != blas.end()) {
           r.blas_median_s = it->second.median_s;
           r.ratio_blas = r.blas_median_s / r.median_s;
@@ -596,6 +610,8 @@ std::string record_json(const BenchRecord& r) {
   j["gflops"] = r.gflops;
   j["membw_gbps"] = r.membw_gbps;
   j["ratio_membw"] = r.ratio_membw;
+  j["membw_before_gbps"] = r.membw_before_gbps;
+  j["membw_after_gbps"] = r.membw_after_gbps;
   j["blas_median_s"] = r.blas_median_s;
   j["ratio_blas"] = r.ratio_blas;
   j["blas_copies"] = r.blas_copies;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/memory.h"
 #include "core/status.h"
 #include "kernels/problem.h"
 
@@ -41,7 +42,7 @@ struct BenchOptions {
   bool progress = true;            // progress bar on a terminal
   // Weight bytes each rotation exceeds (L3 is 32 MB here), and the bandwidth loop's buffer.
   int64_t rotate_bytes = int64_t{256} << 20;
-  int64_t membw_bytes = int64_t{1} << 30;
+  int64_t membw_bytes = int64_t{256} << 20;
 };
 
 struct BenchRecord {
@@ -55,14 +56,16 @@ struct BenchRecord {
   double median_s = 0.0;
   int reps = 0;
   int discarded = 0;  // timed calls dropped because the OS preempted a thread (shared machine)
-  int64_t weight_bytes = 0;  // codes at their width + scales/zeros as checkpoints store them
-  double gbps = 0.0;         // weight_bytes / median_s
-  double gflops = 0.0;       // 2*M*N*K / median_s
-  double membw_gbps = 0.0;
-  double ratio_membw = 0.0;    // gbps / membw_gbps
-  double blas_median_s = 0.0;  // 0 when not measured
-  double ratio_blas = 0.0;     // blas_median_s / median_s (> 1: the kernel is faster)
-  int blas_copies = 0;         // f32 weight copies the sgemm rotated over
+  int64_t weight_bytes = 0;        // codes at their width + scales/zeros as checkpoints store them
+  double gbps = 0.0;               // weight_bytes / median_s
+  double gflops = 0.0;             // 2*M*N*K / median_s
+  double membw_gbps = 0.0;         // mean of the two below
+  double membw_before_gbps = 0.0;  // read bandwidth measured right before the kernel timing
+  double membw_after_gbps = 0.0;   // ... and right after it
+  double ratio_membw = 0.0;        // gbps / membw_gbps
+  double blas_median_s = 0.0;      // 0 when not measured
+  double ratio_blas = 0.0;         // blas_median_s / median_s (> 1: the kernel is faster)
+  int blas_copies = 0;             // f32 weight copies the sgemm rotated over
 };
 
 // The schemes `--scheme` accepts, and the default set.
@@ -79,7 +82,17 @@ Result<BenchShape> parse_shape(std::string_view text);
 int64_t weight_bytes(const LinearProblem& problem);
 
 // Read bandwidth in GB/s (1e9 bytes/s): every thread streams its part of a `bytes` buffer (the
-// bench uses 1 GiB), median of `passes` passes.
+// bench uses 256 MiB, 8x the L3, with huge pages like the kernels' prepared weights), median of
+// `passes` passes that no other process preempted.
+class BandwidthProbe {
+ public:
+  BandwidthProbe(int threads, int64_t bytes);
+  double measure(int passes);
+
+ private:
+  int threads_;
+  StreamedVector<uint64_t> buffer_;
+};
 double measure_memory_bandwidth(int threads, int passes, int64_t bytes);
 
 // Runs the benchmark; `on_record` sees each record as soon as it is measured.

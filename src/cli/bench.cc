@@ -28,6 +28,7 @@ struct BenchCliOptions {
   std::string shapes_file;
   std::string act_dtype = "bf16";
   int threads = 0;
+  int64_t rotate_mb = 256;
   bool json = false;
   bool quick = false;
   bool no_blas = false;
@@ -66,6 +67,10 @@ Status run_bench_command(const BenchCliOptions& o) {
   options.backend = o.backend;
   options.threads = o.threads;
   options.quick = o.quick;
+  if (o.rotate_mb < 0) {
+    return make_error(ErrorCode::kInvalidArgument, "--rotate-mb {}: must be >= 0", o.rotate_mb);
+  }
+  options.rotate_bytes = o.rotate_mb << 20;
   options.blas = !o.no_blas;
   options.progress = !o.json;
   if (o.act_dtype == "bf16") {
@@ -135,6 +140,10 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--act-dtype", opts->act_dtype, "Activation dtype: bf16, f16 or f32")
       ->capture_default_str();
   cmd->add_flag("--json", opts->json, "One JSON record per (shape, batch) on stdout");
+  cmd->add_option("--rotate-mb", opts->rotate_mb,
+                  "Weight megabytes the rotated copies exceed (defeats the L3); 0 = one copy, "
+                  "the in-cache compute ceiling for layers that fit")
+      ->capture_default_str();
   cmd->add_flag("--quick", opts->quick, "Fewer repetitions and a smaller weight rotation");
   cmd->add_flag("--no-blas", opts->no_blas, "Skip the OpenBLAS sgemm comparison");
   cmd->callback([opts, &ctx] { run_command(ctx, [&] { return run_bench_command(*opts); }); });

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/memory.h"
+
 namespace qlinear {
 
 std::string shape_to_string(const Shape& shape) {
@@ -39,9 +41,8 @@ void Tensor::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   const std::size_t bytes = nbytes();
-  const std::size_t rounded = ((bytes + 63) / 64) * 64;
-  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-  if (p != nullptr) std::memset(p, 0, rounded == 0 ? 64 : rounded);
+  void* p = allocate_streamed(bytes);
+  if (p != nullptr) std::memset(p, 0, bytes);
   storage_.reset(p);
 }
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <omp.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <numeric>
@@ -59,20 +58,6 @@ int64_t round_up(int64_t value, int64_t multiple) {
 }
 
 }  // namespace
-
-template <class T>
-void* HugePageAllocator<T>::allocate_bytes(std::size_t bytes) {
-  constexpr std::size_t kHuge = std::size_t{2} << 20;
-  if (bytes < 2 * kHuge) return std::malloc(bytes == 0 ? 1 : bytes);
-  const std::size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
-  void* p = std::aligned_alloc(kHuge, size);
-  // Advice only: without THP (or off Linux) the buffer is still valid, with 4 KiB pages.
-  if (p != nullptr) (void)madvise(p, size, MADV_HUGEPAGE);
-  return p;
-}
-template struct HugePageAllocator<uint8_t>;
-template struct HugePageAllocator<float>;
-template struct HugePageAllocator<uint64_t>;
 
 Verdict check_fp8(const LinearProblem& problem, const Device& device, Fp8Mode mode,
                   const IsaNeeds& needs) {

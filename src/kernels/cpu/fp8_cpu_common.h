@@ -12,12 +12,11 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <string_view>
 #include <vector>
 
 #include "convert/canonical.h"
+#include "core/memory.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "kernels/device.h"
@@ -47,28 +46,6 @@ struct IsaNeeds {
 Verdict check_fp8(const LinearProblem& problem, const Device& device, Fp8Mode mode,
                   const IsaNeeds& needs);
 
-// Large prepared weights ask for transparent huge pages (madvise, before the first touch):
-// streaming hundreds of MB through 4 KiB pages costs a TLB walk per page and stops the hardware
-// prefetcher at every page boundary. Small allocations are plain malloc.
-template <class T>
-struct HugePageAllocator {
-  using value_type = T;
-  HugePageAllocator() = default;
-  template <class U>
-  explicit HugePageAllocator(const HugePageAllocator<U>&) {}
-  T* allocate(std::size_t n) {
-    void* p = allocate_bytes(n * sizeof(T));
-    if (p == nullptr) throw std::bad_alloc();
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, std::size_t) { std::free(p); }
-  bool operator==(const HugePageAllocator&) const { return true; }
-  bool operator!=(const HugePageAllocator&) const { return false; }
-
- private:
-  static void* allocate_bytes(std::size_t bytes);
-};
-
 // Weights after prepare: panels of kPanelN rows, K padded to a multiple of chunk_k.
 // Inside each K chunk of a panel (a panel's chunks follow each other):
 //   kPairs layout (avx512 bf16 dot products): [chunk_k/2][16 rows][2 k] bytes, so one 32-byte
@@ -89,7 +66,7 @@ struct Fp8Panels {
   int64_t segs = 0;     // weight scale columns: ceil(K / block_k), or 1
   PanelLayout layout = PanelLayout::kPairs;
   // Np*Kp bytes in `layout`; padding is code 0 (+0.0)
-  std::vector<uint8_t, HugePageAllocator<uint8_t>> codes;
+  StreamedVector<uint8_t> codes;  // huge pages (core/memory.h)
   // [Np/16][segs][16]: the scale of each panel row and K segment, times kDecodeFactor (0 for
   // padding rows).
   std::vector<float> scales;

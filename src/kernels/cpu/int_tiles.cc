@@ -294,6 +294,77 @@ Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device)
   return Verdict::accept();
 }
 
+Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
+                                      std::string_view kernel, const Canonical& weights) {
+  TiledWeights t;
+  const int rows_per_word = 32 / w.bits;
+  t.bits = w.bits;
+  t.K = w.K;
+  t.N = w.N;
+  t.tiles = (w.N + kTileN - 1) / kTileN;
+  t.steps = w.K / rows_per_word;
+  t.group_steps = w.group_size / rows_per_word;
+  t.groups = w.K / w.group_size;
+  t.bias = w.bias;
+  if (!w.g_idx.empty()) {
+    t.perm.resize(static_cast<size_t>(w.K));
+    std::iota(t.perm.begin(), t.perm.end(), 0);
+    std::stable_sort(t.perm.begin(), t.perm.end(),
+                     [&](int32_t a, int32_t b) { return w.g_idx[a] < w.g_idx[b]; });
+  }
+  QL_ASSIGN_OR_RETURN(std::vector<int32_t> groups, block_groups(w, t.perm, kernel, weights));
+  // A sorted g_idx that keeps every row in place is no act-order at all.
+  bool identity = true;
+  for (int64_t k = 0; k < static_cast<int64_t>(t.perm.size()) && identity; ++k) {
+    identity = t.perm[k] == k;
+  }
+  if (identity) t.perm.clear();
+
+  t.q = Tensor(DType::kI32, {t.tiles, t.steps, kTileN});
+  t.scales = Tensor(DType::kF32, {t.tiles, t.groups, kTileN});
+  t.scaled_zeros = Tensor(DType::kF32, {t.tiles, t.groups, kTileN});
+  const int64_t N = w.N;
+  const int bits = w.bits;
+  const uint32_t mask = (1u << bits) - 1;
+  const float sym_zero = static_cast<float>(1 << (bits - 1));
+  uint32_t* q = t.q.data_as<uint32_t>();
+  float* scales = t.scales.data_as<float>();
+  float* zeros = t.scaled_zeros.data_as<float>();
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
+  for (int64_t tile = 0; tile < t.tiles; ++tile) {
+    const int64_t width = std::min(kTileN, N - tile * kTileN);
+    for (int64_t d = 0; d < t.steps; ++d) {
+      uint32_t* dst = q + (tile * t.steps + d) * kTileN;
+      for (int64_t c = 0; c < width; ++c) {
+        const int64_t n = tile * kTileN + c;
+        if (t.perm.empty()) {
+          dst[c] = w.qweight[d * N + n];
+          continue;
+        }
+        uint32_t word = 0;
+        for (int i = 0; i < rows_per_word; ++i) {
+          const int64_t k = t.perm[d * rows_per_word + i];
+          const uint32_t code =
+              (w.qweight[(k / rows_per_word) * N + n] >> (bits * (k % rows_per_word))) & mask;
+          word |= code << (bits * i);
+        }
+        dst[c] = word;
+      }
+    }
+    for (int64_t b = 0; b < t.groups; ++b) {
+      for (int64_t c = 0; c < width; ++c) {
+        const int64_t n = tile * kTileN + c;
+        const int64_t at = static_cast<int64_t>(groups[b]) * N + n;
+        const float s = w.scales[at];
+        const float z = w.zeros.empty() ? sym_zero : static_cast<float>(w.zeros[at]);
+        scales[(tile * t.groups + b) * kTileN + c] = s;
+        zeros[(tile * t.groups + b) * kTileN + c] = s * (z + zero_offset);
+      }
+    }
+  }
+  return t;
+}
+
 Result<std::unique_ptr<PreparedLinear>> IntTileKernel::prepare(const Canonical& weights,
                                                                const LinearProblem& problem,
                                                                const Device& device) const {
@@ -307,72 +378,8 @@ Result<std::unique_ptr<PreparedLinear>> IntTileKernel::prepare(const Canonical& 
                       "({})",
                       name_, weights.name, w->bits, w->group_size, w->K, problem.to_string());
   }
-  TiledWeights t;
-  t.bits = w->bits;
-  t.K = w->K;
-  t.N = w->N;
-  t.tiles = (w->N + kTileN - 1) / kTileN;
-  t.steps = w->K / rows_per_word;
-  t.group_steps = w->group_size / rows_per_word;
-  t.groups = w->K / w->group_size;
-  t.bias = w->bias;
-  if (!w->g_idx.empty()) {
-    t.perm.resize(static_cast<size_t>(w->K));
-    std::iota(t.perm.begin(), t.perm.end(), 0);
-    std::stable_sort(t.perm.begin(), t.perm.end(),
-                     [&](int32_t a, int32_t b) { return w->g_idx[a] < w->g_idx[b]; });
-  }
-  QL_ASSIGN_OR_RETURN(std::vector<int32_t> groups, block_groups(*w, t.perm, name_, weights));
-  // A sorted g_idx that keeps every row in place is no act-order at all.
-  bool identity = true;
-  for (int64_t k = 0; k < static_cast<int64_t>(t.perm.size()) && identity; ++k) {
-    identity = t.perm[k] == k;
-  }
-  if (identity) t.perm.clear();
-
-  t.q = Tensor(DType::kI32, {t.tiles, t.steps, kTileN});
-  t.scales = Tensor(DType::kF32, {t.tiles, t.groups, kTileN});
-  t.scaled_zeros = Tensor(DType::kF32, {t.tiles, t.groups, kTileN});
-  const int64_t N = w->N;
-  const int bits = w->bits;
-  const uint32_t mask = (1u << bits) - 1;
-  const float offset = zero_offset(isa_, bits);
-  const float sym_zero = static_cast<float>(1 << (bits - 1));
-  uint32_t* q = t.q.data_as<uint32_t>();
-  float* scales = t.scales.data_as<float>();
-  float* zeros = t.scaled_zeros.data_as<float>();
-#pragma omp parallel for schedule(static) if (!omp_in_parallel())
-  for (int64_t tile = 0; tile < t.tiles; ++tile) {
-    const int64_t width = std::min(kTileN, N - tile * kTileN);
-    for (int64_t d = 0; d < t.steps; ++d) {
-      uint32_t* dst = q + (tile * t.steps + d) * kTileN;
-      for (int64_t c = 0; c < width; ++c) {
-        const int64_t n = tile * kTileN + c;
-        if (t.perm.empty()) {
-          dst[c] = w->qweight[d * N + n];
-          continue;
-        }
-        uint32_t word = 0;
-        for (int i = 0; i < rows_per_word; ++i) {
-          const int64_t k = t.perm[d * rows_per_word + i];
-          const uint32_t code =
-              (w->qweight[(k / rows_per_word) * N + n] >> (bits * (k % rows_per_word))) & mask;
-          word |= code << (bits * i);
-        }
-        dst[c] = word;
-      }
-    }
-    for (int64_t b = 0; b < t.groups; ++b) {
-      for (int64_t c = 0; c < width; ++c) {
-        const int64_t n = tile * kTileN + c;
-        const int64_t at = static_cast<int64_t>(groups[b]) * N + n;
-        const float s = w->scales[at];
-        const float z = w->zeros.empty() ? sym_zero : static_cast<float>(w->zeros[at]);
-        scales[(tile * t.groups + b) * kTileN + c] = s;
-        zeros[(tile * t.groups + b) * kTileN + c] = s * (z + offset);
-      }
-    }
-  }
+  QL_ASSIGN_OR_RETURN(TiledWeights t,
+                      tile_int_weights(*w, zero_offset(isa_, w->bits), name_, weights));
   return std::unique_ptr<PreparedLinear>(new TiledLinear(name_, isa_, std::move(t)));
 }
 

@@ -55,6 +55,12 @@ struct TiledWeights {
   }
 };
 
+// The load-time repack of canonical int weights (4 or 8 bits, group_size a multiple of the rows
+// per word, dividing K) into tiles; scaled_zeros = s * (z + zero_offset). Errors name `kernel` and
+// the layer (act-order groups of unequal size).
+Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
+                                      std::string_view kernel, const Canonical& weights);
+
 // Activation rows in the form an ISA consumes, for one call.
 struct Rows {
   int64_t count = 0;            // R rows (M, or 2M when each row is split into bf16 hi + lo)
