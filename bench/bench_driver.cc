@@ -334,6 +334,9 @@ constexpr SchemeInfo kSchemes[] = {
     {"w4a16-ch", "int4:gK"},
     {"w8a16", "int8:g128"},
     {"w8a16-ch", "int8:gK"},
+    // int8 activations: only run when asked for (never in the default set), as in a model.
+    {"w4a8g128", "int4:g128:a8"},
+    {"w8a8-int", "int8:g128:a8"},
     {"fp8-w8a16", "fp8:channel"},
     {"fp8-w8a8-token", "fp8:channel:dyn-token"},
     {"fp8-w8a8-static", "fp8:tensor:static-tensor"},

@@ -31,6 +31,7 @@ struct ExplainCliOptions {
   std::string target;
   std::string backend = "auto";
   std::string kernel;
+  bool int8_activations = false;
   int tp = 1;
   std::string quantization;
   bool json = false;
@@ -150,7 +151,7 @@ void print_details(const ExplainReport& report) {
     fmt::print("\n{}{}:\n", fmt::join(fold_layer_names(members), ", "),
                members.size() > 1 ? fmt::format(" ({} layers)", members.size()) : "");
     if (!row.mode_reason.empty()) {
-      fmt::print("  FP8 mode {}: {}\n", row.mode, row.mode_reason);
+      fmt::print("  {}: {}\n", row.mode_label, row.mode_reason);
     }
     if (!row.error.empty()) {
       // The no-kernel error already lists every candidate with its reason and remedy.
@@ -172,7 +173,8 @@ void print_details(const ExplainReport& report) {
 
 Status run_explain(const ExplainCliOptions& opts) {
   QL_ASSIGN_OR_RETURN(Device device, device_from_flags(opts.device, opts.target));
-  QL_ASSIGN_OR_RETURN(SelectionPolicy policy, policy_from_flags(opts.backend, opts.kernel));
+  QL_ASSIGN_OR_RETURN(SelectionPolicy policy,
+                      policy_from_flags(opts.backend, opts.kernel, opts.int8_activations));
   QL_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(opts.model));
   ExplainOptions options;
   options.tp = opts.tp;
@@ -209,6 +211,7 @@ void add_explain_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
       ->capture_default_str();
   cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");
+  add_int8_activations_flag(cmd, &opts->int8_activations);
   cmd->add_option("--tp", opts->tp, "Tensor-parallel size (rank 0's view)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

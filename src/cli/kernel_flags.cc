@@ -17,9 +17,20 @@ Result<Device> device_from_flags(const std::string& device, const std::string& t
   return detected;
 }
 
-Result<SelectionPolicy> policy_from_flags(const std::string& backend, const std::string& kernel) {
+Result<SelectionPolicy> policy_from_flags(const std::string& backend, const std::string& kernel,
+                                          bool int8_activations) {
   const char* disabled = std::getenv("QLINEAR_DISABLED_KERNELS");
-  return make_policy(backend, kernel, disabled != nullptr ? disabled : "");
+  QL_ASSIGN_OR_RETURN(SelectionPolicy policy,
+                      make_policy(backend, kernel, disabled != nullptr ? disabled : ""));
+  policy.int8_activations = int8_activations;
+  return policy;
+}
+
+void add_int8_activations_flag(CLI::App* cmd, bool* value) {
+  cmd->add_flag("--int8-activations", *value,
+                "Integer-weight layers quantize activations to int8 (symmetric, per row and "
+                "weight group) and run int8 dot products (W4A8/W8A8, avx512_vnni): faster decode, "
+                "less accurate. Off by default");
 }
 
 }  // namespace qlinear

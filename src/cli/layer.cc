@@ -36,6 +36,7 @@ struct LayerCliOptions {
   std::string target;
   std::string backend = "auto";
   std::string kernel;
+  bool int8_activations = false;
   int threads = 0;
 };
 
@@ -122,7 +123,8 @@ Status run_layer(const LayerCliOptions& opts) {
                       opts.target, opts.target);
   }
   QL_ASSIGN_OR_RETURN(Device device, device_from_flags(opts.device, ""));
-  QL_ASSIGN_OR_RETURN(SelectionPolicy policy, policy_from_flags(opts.backend, opts.kernel));
+  QL_ASSIGN_OR_RETURN(SelectionPolicy policy,
+                      policy_from_flags(opts.backend, opts.kernel, opts.int8_activations));
   QL_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(opts.model));
   QL_ASSIGN_OR_RETURN(auto config, parse_quant_config(checkpoint));
   QL_ASSIGN_OR_RETURN(std::vector<LinearLayer> layers, plan_linear_layers(checkpoint, *config));
@@ -200,6 +202,7 @@ void add_layer_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
       ->capture_default_str();
   cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");
+  add_int8_activations_flag(cmd, &opts->int8_activations);
   cmd->add_option("--threads", opts->threads, "CPU threads (0: all cores)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -14,6 +14,10 @@ Verdict BackendKernel::check(const LinearProblem& problem, const Device& device)
   if (!info.compiled && !device.simulated) {
     return Verdict::reject(Reason::kNotCompiled, fmt::format("built without {}", info.option));
   }
+  if (problem.scheme == WeightScheme::kInt && problem.int8_activations) {
+    return Verdict::reject(Reason::kActivationQuant,
+                           "int8 activations (--int8-activations) run on CPU kernels only");
+  }
   return requirements(problem, device);
 }
 

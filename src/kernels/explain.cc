@@ -20,7 +20,10 @@ ExplainRow explain_row(std::string_view name, const Selection& selection, const 
   row.name = std::string(name);
   row.scheme = selection.problem.scheme_string();
   row.problem = selection.problem.to_string();
-  row.mode = std::string(fp8_mode_name(selection.problem.fp8_mode));
+  row.mode = selection.problem.scheme == WeightScheme::kInt && selection.problem.int8_activations
+                 ? "a8"
+                 : std::string(fp8_mode_name(selection.problem.fp8_mode));
+  row.mode_label = mode_label(selection.problem);
   row.mode_reason = selection.mode_reason;
   for (const Candidate& candidate : selection.candidates) {
     if (candidate.kernel == selection.kernel) continue;

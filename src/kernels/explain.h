@@ -32,8 +32,9 @@ struct ExplainRow {
   std::string scheme;       // LinearProblem::scheme_string()
   std::string problem;      // LinearProblem::to_string() (a `qlinear bench` reproducer)
   std::string kernel;       // chosen kernel, "" when none fits
-  std::string mode;         // "w8a8" / "w8a16" / "none"
-  std::string mode_reason;  // "" for non-FP8 layers
+  std::string mode;         // "w8a8" / "w8a16" (FP8), "a8" (int with int8 activations) / "none"
+  std::string mode_label;   // "FP8 mode w8a8" / "int activations a8" / ""
+  std::string mode_reason;  // "" when there is no mode to decide
   std::vector<ExplainRejection> rejected;  // candidates that rejected, in priority order
   std::vector<std::string> also_accepted;  // accepted, but a higher-priority kernel won
   std::string error;                       // the no-kernel error when `kernel` is ""

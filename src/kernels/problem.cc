@@ -6,6 +6,7 @@
 //   int      := 'g' GROUP          group size (canonical: > 0, == K when channelwise)   required
 //             | 'zp'               asymmetric zero points
 //             | 'ao'               act-order (a non-trivial g_idx)
+//             | 'a8'               int8 activations (asked for with --int8-activations)
 //   fp8      := 'tensor' | 'channel' | 'block' BN 'x' BK    weight scale granularity   required
 //             | 'dyn-token' | 'dyn-tensor' | 'static-tensor' | 'dyn-group'
 //                                  the checkpoint's activation quantization (absent: none)
@@ -199,6 +200,11 @@ class Parser {
       problem_.act_order = true;
       return {};
     }
+    if (token == "a8") {
+      QL_RETURN_IF_ERROR(once("a8", token));
+      problem_.int8_activations = true;
+      return {};
+    }
     if (token.starts_with("g")) {
       QL_RETURN_IF_ERROR(once("a group size", token));
       int64_t group = 0;
@@ -207,7 +213,7 @@ class Parser {
       return {};
     }
     return error(
-        "\"{}\" is not a token of an int problem; expected g<size>, zp, ao, K<n>, N<n>, "
+        "\"{}\" is not a token of an int problem; expected g<size>, zp, ao, a8, K<n>, N<n>, "
         "tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype> or bias",
         token);
   }
@@ -321,6 +327,7 @@ std::string LinearProblem::to_string() const {
       tokens.push_back(fmt::format("g{}", group_size));
       if (has_zeros) tokens.emplace_back("zp");
       if (act_order) tokens.emplace_back("ao");
+      if (int8_activations) tokens.emplace_back("a8");
       break;
     case WeightScheme::kFp8:
       tokens.emplace_back("fp8");
@@ -394,7 +401,7 @@ LinearProblem LinearProblem::from_canonical(const Canonical& weights, int tp) {
 std::string LinearProblem::scheme_string() const {
   switch (scheme) {
     case WeightScheme::kInt: {
-      std::string text = fmt::format("w{}a16 ", bits);
+      std::string text = fmt::format("w{}a{} ", bits, int8_activations ? 8 : 16);
       text += group_size == K && !act_order ? "channelwise" : fmt::format("g{}", group_size);
       if (has_zeros) text += " zp";
       if (act_order) text += " act-order";

@@ -24,6 +24,9 @@ struct LinearProblem {
   int group_size = 0;  // canonical (> 0; == K for channelwise)
   bool has_zeros = false;
   bool act_order = false;
+  // int8 activations (W4A8 / W8A8 int): only when the user asks (--int8-activations), decided by
+  // the selector like the FP8 mode; never by a format or a kernel.
+  bool int8_activations = false;
   // fp8
   Fp8WeightGranularity fp8_weight = Fp8WeightGranularity::kChannel;
   int block_n = 0;

@@ -148,6 +148,16 @@ Verdict policy_verdict(const LinearKernel& kernel, const SelectionPolicy& policy
   return Verdict::accept();
 }
 
+std::string mode_label(const LinearProblem& problem) {
+  if (problem.scheme == WeightScheme::kFp8 && problem.fp8_mode != Fp8Mode::kNone) {
+    return fmt::format("FP8 mode {}", fp8_mode_name(problem.fp8_mode));
+  }
+  if (problem.scheme == WeightScheme::kInt && problem.int8_activations) {
+    return "int activations a8";
+  }
+  return "";
+}
+
 Selection evaluate_kernels(const std::vector<const LinearKernel*>& kernels,
                            const LinearProblem& problem, const Device& device,
                            const SelectionPolicy& policy, std::string_view layer_name) {
@@ -156,6 +166,16 @@ Selection evaluate_kernels(const std::vector<const LinearKernel*>& kernels,
   const Fp8ModeDecision mode = decide_fp8_mode(problem, device, policy, kernels);
   selection.problem.fp8_mode = mode.mode;
   selection.mode_reason = mode.reason;
+  if (problem.scheme == WeightScheme::kInt) {
+    if (problem.int8_activations) {
+      selection.mode_reason = "int8 activations, given in the problem string";
+    } else if (policy.int8_activations) {
+      selection.problem.int8_activations = true;
+      selection.mode_reason =
+          "int8 activations (symmetric, per row and weight group), asked for with "
+          "--int8-activations";
+    }
+  }
 
   const std::string problem_text = selection.problem.to_string();
   for (const LinearKernel* kernel : kernels) {
@@ -177,8 +197,7 @@ Status no_kernel_error(const Selection& selection, const Device& device,
   std::string message = fmt::format("layer \"{}\" ({}) on {}: no kernel accepts it", layer_name,
                                     selection.problem.to_string(), device.describe());
   if (!selection.mode_reason.empty()) {
-    message += fmt::format(" (FP8 mode {}: {})", fp8_mode_name(selection.problem.fp8_mode),
-                           selection.mode_reason);
+    message += fmt::format(" ({}: {})", mode_label(selection.problem), selection.mode_reason);
   }
   if (selection.candidates.empty()) {
     message +=

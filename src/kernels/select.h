@@ -25,6 +25,10 @@ struct SelectionPolicy {
   LinearBackend backend = LinearBackend::kAuto;
   std::string kernel;                 // --kernel NAME, or "" for any
   std::vector<std::string> disabled;  // from QLINEAR_DISABLED_KERNELS
+  // --int8-activations: integer-weight layers quantize their activations to int8 (per row and
+  // weight group) and run on an int8 dot-product kernel (W4A8 / W8A8 int). Off by default: it
+  // changes the numerics, so it is never chosen silently.
+  bool int8_activations = false;
 };
 
 // Builds a policy from the CLI strings and the QLINEAR_DISABLED_KERNELS value (comma list,
@@ -48,10 +52,15 @@ struct Candidate {
 
 struct Selection {
   const LinearKernel* kernel = nullptr;  // the first candidate that accepted; null: none did
-  LinearProblem problem;                 // with fp8_mode decided
+  LinearProblem problem;                 // with fp8_mode and int8_activations decided
   std::vector<Candidate> candidates;     // every candidate in priority order
-  std::string mode_reason;               // why this FP8 mode ("" for non-FP8 problems)
+  // Why this FP8 mode, or why int8 activations for an int problem ("" when neither applies).
+  std::string mode_reason;
 };
+
+// "FP8 mode w8a8" / "int activations a8": the mode a selection decided, for messages ("" when
+// the problem has no mode to decide).
+std::string mode_label(const LinearProblem& problem);
 
 // Evaluates every candidate of `kernels` in order (later ones too, for explain), logging one
 // QLINEAR_VERBOSE=dispatch line per candidate. Never fails: `kernel` is null when nothing fits.

@@ -516,6 +516,42 @@ TEST_F(ExplainLayerErrors, DisabledKernelIsRejectedWithItsReason) {
   EXPECT_TRUE(listed);
 }
 
+// --int8-activations is opt-in: without it no layer runs int8 activations; with it every int
+// layer does (on an avx512 target the VNNI kernel; the rest say why not), explain shows the mode
+// and why, and `layer` runs it on this machine with the problem string carrying "a8".
+TEST_F(ExplainLayerErrors, Int8ActivationsAreOptInAndShownByExplain) {
+  const nlohmann::json plain = explain_json(model_->dir, {"--target", "cpu:avx512"});
+  for (const nlohmann::json& row : plain["layers"]) {
+    EXPECT_EQ(row["mode"], "none") << row.dump();
+    EXPECT_EQ(row["problem"].get<std::string>().find(":a8"), std::string::npos) << row.dump();
+  }
+  const nlohmann::json a8 =
+      explain_json(model_->dir, {"--target", "cpu:avx512", "--int8-activations"});
+  int int_layers = 0;
+  for (const nlohmann::json& row : a8["layers"]) {
+    if (row["scheme"].get<std::string>().rfind("dense", 0) == 0) {
+      EXPECT_EQ(row["mode"], "none") << row.dump();  // lm_head: float weights ignore the flag
+      continue;
+    }
+    ++int_layers;
+    EXPECT_EQ(row["mode"], "a8") << row.dump();
+    EXPECT_EQ(row["kernel"], "cpu.w4a8.avx512vnni") << row.dump();
+    EXPECT_NE(row["mode_reason"].get<std::string>().find("--int8-activations"), std::string::npos);
+    EXPECT_NE(row["problem"].get<std::string>().find(":a8"), std::string::npos);
+    EXPECT_EQ(row["scheme"].get<std::string>().rfind("w4a8", 0), 0u) << row["scheme"];
+  }
+  EXPECT_GT(int_layers, 0);
+  const RunResult text =
+      run_cli({"explain", "--model", model_->dir, "--target", "cpu:avx512", "--int8-activations"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("int activations a8: int8 activations"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("cpu.w4a16.avx512"), std::string::npos) << text.out;  // rejected, why
+
+  const RunResult run = run_layer({"--int8-activations"}, good_input());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find(":a8:"), std::string::npos) << run.err;
+}
+
 TEST_F(ExplainLayerErrors, DeviceNotCompiled) {
   expect_error(run_layer({"--device", "cuda"}, good_input()), {"cuda", "not compiled"});
   expect_error(run_cli({"explain", "--model", model_->dir, "--device", "cuda"}),

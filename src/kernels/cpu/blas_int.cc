@@ -1,5 +1,6 @@
 // cpu.int.blas.sgemm | scheme: int weight-only w2/w4/w8 (a f32/bf16/f16), any group size,
-//   zero points or symmetric, act-order (g_idx)
+//   zero points or symmetric, act-order (g_idx); int8 activations (--int8-activations) as
+//   dequantized q * s, the portable path of that mode on CPUs without avx512_vnni
 // after prepare: a copy of the canonical IntWeights | limits: CPU only; per run, each tile of
 //   kBlasTileN output columns is dequantized to f32 [K, tile] and multiplied by cblas_sgemm
 //   (OpenBLAS, its own threads; Stream::threads is not applied)
@@ -13,6 +14,7 @@
 
 #include "kernels/cpu/dequant_tile.h"
 #include "kernels/kernel.h"
+#include "kernels/reference/activation_quant.h"
 #include "kernels/reference/kernel_io.h"
 
 namespace qlinear {
@@ -23,7 +25,8 @@ constexpr std::string_view kName = "cpu.int.blas.sgemm";
 
 class PreparedIntBlas final : public PreparedLinear {
  public:
-  explicit PreparedIntBlas(IntWeights w) : w_(std::move(w)) {}
+  PreparedIntBlas(IntWeights w, bool int8_activations)
+      : w_(std::move(w)), int8_activations_(int8_activations) {}
 
   Status run(const TensorView& x, const TensorView& y, Stream& /*stream*/) const override {
     QL_ASSIGN_OR_RETURN(std::vector<float> xf, activations_as_f32(x, w_.K, kName));
@@ -32,6 +35,13 @@ class PreparedIntBlas final : public PreparedLinear {
     const int64_t N = w_.N;
     QL_RETURN_IF_ERROR(check_output(y, M, N, kName));
     if (M == 0) return Status::ok_status();
+    if (int8_activations_) {
+      std::vector<int32_t> group_of_k(static_cast<std::size_t>(K));
+      for (int64_t k = 0; k < K; ++k) group_of_k[k] = static_cast<int32_t>(w_.group_of(k));
+      const Int8Activations q =
+          quantize_int8_activations(xf.data(), M, K, group_of_k, w_.num_groups);
+      dequantize_int8_activations(q, group_of_k, xf.data());
+    }
     float* out = y.data_as<float>();
     std::vector<float> tile(static_cast<std::size_t>(K * std::min(N, kBlasTileN)));
     for (int64_t n0 = 0; n0 < N; n0 += kBlasTileN) {
@@ -49,6 +59,7 @@ class PreparedIntBlas final : public PreparedLinear {
 
  private:
   IntWeights w_;
+  bool int8_activations_;
 };
 
 class IntBlas final : public LinearKernel {
@@ -66,10 +77,11 @@ class IntBlas final : public LinearKernel {
   }
 
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
-                                                  const LinearProblem& /*problem*/,
+                                                  const LinearProblem& problem,
                                                   const Device& /*device*/) const override {
     QL_ASSIGN_OR_RETURN(const IntWeights* w, int_weights_of(weights, kName));
-    return std::unique_ptr<PreparedLinear>(std::make_unique<PreparedIntBlas>(*w));
+    return std::unique_ptr<PreparedLinear>(
+        std::make_unique<PreparedIntBlas>(*w, problem.int8_activations));
   }
 };
 

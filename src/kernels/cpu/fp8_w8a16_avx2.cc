@@ -19,6 +19,7 @@
 #endif
 
 #include "kernels/cpu/fp8_cpu_common.h"
+#include "kernels/cpu/thread_budget.h"
 #include "kernels/reference/kernel_io.h"
 
 namespace qlinear {
@@ -144,7 +145,8 @@ class PreparedFp8W8a16Avx2 : public PreparedLinear {
     const int64_t M = x.dim(0);
     if (M == 0) return Status::ok_status();
 #if defined(__x86_64__)
-    const int threads = fp8_cpu::worker_threads(stream);
+    const ThreadBudget budget(stream, w_.panels());  // shared fairly with concurrent calls
+    const int threads = budget.threads();
     std::vector<float> xf(static_cast<std::size_t>(M * w_.Kp));
     fp8_cpu::activations_to_f32(x, w_.Kp, xf.data(), threads);
     float* out = y.data_as<float>();

@@ -12,6 +12,7 @@
 
 #include "kernels/cpu/fp8_cpu_common.h"
 #include "kernels/cpu/fp8_dpbf16.h"
+#include "kernels/cpu/thread_budget.h"
 #include "kernels/reference/kernel_io.h"
 
 namespace qlinear {
@@ -27,7 +28,8 @@ class PreparedFp8W8a16Avx512 : public PreparedLinear {
     QL_RETURN_IF_ERROR(fp8_cpu::check_run_views(x, y, w_.K, w_.N, kName));
     const int64_t M = x.dim(0);
     if (M == 0) return Status::ok_status();
-    const int threads = fp8_cpu::worker_threads(stream);
+    const ThreadBudget budget(stream, w_.panels());  // shared fairly with concurrent calls
+    const int threads = budget.threads();
     // bf16 activations are exact in one term; f32 and f16 need the remainder term.
     const bool two_terms = x.dtype != DType::kBF16;
     std::vector<uint16_t> hi(static_cast<std::size_t>(M * w_.Kp));

@@ -20,6 +20,7 @@
 #include "kernels/cpu/fp8_act_quant_avx512.h"
 #include "kernels/cpu/fp8_cpu_common.h"
 #include "kernels/cpu/fp8_dpbf16.h"
+#include "kernels/cpu/thread_budget.h"
 #include "kernels/reference/activation_quant.h"
 #include "kernels/reference/kernel_io.h"
 
@@ -37,7 +38,8 @@ class PreparedFp8W8a8Avx512 : public PreparedLinear {
     QL_RETURN_IF_ERROR(fp8_cpu::check_run_views(x, y, w_.K, w_.N, kName));
     const int64_t M = x.dim(0);
     if (M == 0) return Status::ok_status();
-    const int threads = fp8_cpu::worker_threads(stream);
+    const ThreadBudget budget(stream, w_.panels());  // shared fairly with concurrent calls
+    const int threads = budget.threads();
     std::vector<uint16_t> values(static_cast<std::size_t>(M * w_.Kp));
     std::vector<float> chunk_scales(static_cast<std::size_t>(M * w_.chunks()));
     fp8_cpu::ActQuantRequest request;

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "core/dtype.h"
+#include "kernels/cpu/thread_budget.h"
 #include "kernels/reference/kernel_io.h"
 
 namespace qlinear::int_tiles {
@@ -48,18 +50,19 @@ bool isa_compiled(Isa isa) {
 // fields, lo + 16*hi, so it absorbs 128 * 17.
 float zero_offset(Isa isa, int bits) {
   if (isa != Isa::kAvx512) return 0.0f;
-  return bits == 4 ? 128.0f : 128.0f * 17.0f;
+  return bits == 4 ? kAvx512Offset4 : kAvx512Offset8;
 }
 
-// Input row of nibble i of a word and the power of two it carries: a 4-bit word holds rows
-// 0..7; an 8-bit word holds rows 0..3, each as two nibbles lo (x1) and hi (x16).
-int nibble_row(int bits, int i) { return bits == 4 ? i : i / 2; }
-float nibble_factor(int bits, int i) { return bits == 4 || i % 2 == 0 ? 1.0f : 16.0f; }
-
-int thread_count(const Stream& stream, int64_t jobs) {
-  if (omp_in_parallel()) return 1;  // already inside someone's parallel region: no oversubscribe
-  int threads = stream.threads > 0 ? stream.threads : omp_get_max_threads();
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, jobs)));
+// Rows per job of the panel engine: as many as fit kPanelMaxRows (the decode of a tile's chunk
+// is shared by all of them), split further while there are fewer than 4 jobs per thread;
+// a multiple of 6 (the row block, and even: hi/lo pairs stay in one job).
+int64_t panel_row_chunk(int64_t rows, int64_t tiles, int threads) {
+  constexpr int64_t kBlock = 6;
+  int64_t chunks = (rows + kPanelMaxRows - 1) / kPanelMaxRows;
+  const int64_t blocks = (rows + kBlock - 1) / kBlock;
+  while (chunks < blocks && tiles * chunks < 4 * int64_t{threads}) ++chunks;
+  const int64_t per = (rows + chunks - 1) / chunks;
+  return (per + kBlock - 1) / kBlock * kBlock;
 }
 
 // x' = x[:, perm] (a copy only when there is a permutation).
@@ -73,59 +76,6 @@ std::vector<float> permute_columns(std::vector<float> x, int64_t M, int64_t K,
     for (int64_t k = 0; k < K; ++k) dst[k] = src[perm[k]];
   }
   return out;
-}
-
-// f32 -> bf16, round to nearest even (as core/dtype.h f32_to_bf16), inlined for the per-call
-// activation conversion.
-inline uint16_t to_bf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
-}
-inline float from_bf16(uint16_t bits) {
-  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-  float value;
-  std::memcpy(&value, &wide, sizeof(value));
-  return value;
-}
-
-// bf16 pairs for the avx512 path. A row is x rounded to bf16 (hi) or, for split rows, the bf16
-// rounding of what hi missed (lo): hi + lo carries 16 significand bits (f16 input: all of it).
-Rows rows_bf16_pairs(const TiledWeights& w, const std::vector<float>& x, int64_t M, bool split) {
-  Rows rows;
-  rows.rows_per_out = split ? 2 : 1;
-  rows.count = M * rows.rows_per_out;
-  rows.pairs.assign(static_cast<size_t>(rows.count * w.steps * 4), 0);
-  rows.sums.assign(static_cast<size_t>(rows.count * w.groups), 0.0f);
-  const int64_t K = w.K;
-  const int64_t group_size = K / w.groups;
-  std::vector<float> xr(static_cast<size_t>(K));
-  for (int64_t r = 0; r < rows.count; ++r) {
-    const float* src = x.data() + (r / rows.rows_per_out) * K;
-    const bool lo = split && r % 2 == 1;
-    for (int64_t k = 0; k < K; ++k) {
-      const float hi = from_bf16(to_bf16(src[k]));
-      xr[k] = lo ? from_bf16(to_bf16(src[k] - hi)) : hi;
-    }
-    uint32_t* dst = rows.pairs.data() + r * w.steps * 4;
-    const int rows_per_word = 32 / w.bits;
-    for (int64_t d = 0; d < w.steps; ++d) {
-      const float* xs = xr.data() + d * rows_per_word;
-      for (int p = 0; p < 4; ++p) {
-        const uint16_t low = to_bf16(nibble_factor(w.bits, p) * xs[nibble_row(w.bits, p)]);
-        const uint16_t high = to_bf16(nibble_factor(w.bits, p + 4) * xs[nibble_row(w.bits, p + 4)]);
-        dst[d * 4 + p] = low | (static_cast<uint32_t>(high) << 16);
-      }
-    }
-    for (int64_t g = 0; g < w.groups; ++g) {
-      double sum = 0.0;
-      for (int64_t k = g * group_size; k < (g + 1) * group_size; ++k) sum += xr[k];
-      rows.sums[r * w.groups + g] = static_cast<float>(sum);
-    }
-  }
-  return rows;
 }
 
 // f32 per code field for the avx2 and generic paths: values[r, d, i] = x[d*F + i] for the
@@ -158,38 +108,45 @@ Rows rows_f32(const TiledWeights& w, const std::vector<float>& x, int64_t M, boo
 }
 
 // Runs `job` over (tile, row chunk) pairs and writes y = ytile + bias for the valid columns.
-void run_tiles(const TiledWeights& w, const Rows& rows, int64_t M, float* y, const Stream& stream,
-               TileJob job) {
-  const int64_t chunks = (rows.count + kRowChunk - 1) / kRowChunk;
+// Chunks of row_chunk rows (a multiple of 2); `dynamic`: jobs handed out one at a time (long
+// jobs on a shared machine), else a static split.
+void run_tiles(const TiledWeights& w, const Rows& rows, float* y, int threads, TileJob job,
+               int64_t row_chunk = kRowChunk, bool dynamic = false) {
+  const int64_t chunks = (rows.count + row_chunk - 1) / row_chunk;
   const int64_t jobs = w.tiles * chunks;
-  const int threads = thread_count(stream, jobs);
+  threads = static_cast<int>(std::min<int64_t>(threads, jobs));
   const int64_t rpo = rows.rows_per_out;
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    std::vector<float> ytile(static_cast<size_t>(kRowChunk * kTileN));
-#pragma omp for schedule(static)
-    for (int64_t j = 0; j < jobs; ++j) {
-      const int64_t tile = j / chunks;
-      const int64_t r0 = (j % chunks) * kRowChunk;
-      const int64_t r1 = std::min(rows.count, r0 + kRowChunk);
-      const int64_t o0 = r0 / rpo;
-      const int64_t o1 = (r1 - 1) / rpo + 1;
-      std::fill(ytile.begin(), ytile.begin() + (o1 - o0) * kTileN, 0.0f);
-      job(w, rows, tile, r0, r1, ytile.data());
-      const int64_t n0 = tile * kTileN;
-      const int64_t width = std::min(kTileN, w.N - n0);
-      for (int64_t o = o0; o < o1; ++o) {
-        const float* src = ytile.data() + (o - o0) * kTileN;
-        float* dst = y + o * w.N + n0;
-        if (w.bias.empty()) {
-          std::copy(src, src + width, dst);
-        } else {
-          for (int64_t c = 0; c < width; ++c) dst[c] = src[c] + w.bias[n0 + c];
-        }
+  auto run_job = [&](int64_t j, float* ytile) {
+    const int64_t tile = j / chunks;
+    const int64_t r0 = (j % chunks) * row_chunk;
+    const int64_t r1 = std::min(rows.count, r0 + row_chunk);
+    const int64_t o0 = r0 / rpo;
+    const int64_t o1 = (r1 - 1) / rpo + 1;
+    std::fill(ytile, ytile + (o1 - o0) * kTileN, 0.0f);
+    job(w, rows, tile, r0, r1, ytile);
+    const int64_t n0 = tile * kTileN;
+    const int64_t width = std::min(kTileN, w.N - n0);
+    for (int64_t o = o0; o < o1; ++o) {
+      const float* src = ytile + (o - o0) * kTileN;
+      float* dst = y + o * w.N + n0;
+      if (w.bias.empty()) {
+        std::copy(src, src + width, dst);
+      } else {
+        for (int64_t c = 0; c < width; ++c) dst[c] = src[c] + w.bias[n0 + c];
       }
     }
+  };
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    std::vector<float> ytile(static_cast<size_t>(row_chunk * kTileN));
+    if (dynamic) {
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile.data());
+    } else {
+#pragma omp for schedule(static)
+      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile.data());
+    }
   }
-  (void)M;
 }
 
 // Sorted act-order: for each block of group_size sorted rows, the checkpoint group it holds.
@@ -223,25 +180,41 @@ class TiledLinear final : public PreparedLinear {
       : name_(name), isa_(isa), w_(std::move(w)) {}
 
   Status run(const TensorView& x, const TensorView& y, Stream& stream) const override {
+#if defined(__x86_64__)
+    // avx512 builds its bf16 rows straight from x (no f32 copy); anything malformed goes the
+    // common way below, which reports it.
+    if (isa_ == Isa::kAvx512 && x.shape.size() == 2 && x.dim(1) == w_.K && x.is_contiguous() &&
+        (x.dtype == DType::kF32 || x.dtype == DType::kBF16 || x.dtype == DType::kF16) &&
+        x.data != nullptr) {
+      const int64_t M = x.dim(0);
+      QL_RETURN_IF_ERROR(check_output(y, M, w_.N, name_));
+      if (M > 0) run_avx512(x, M, y.data_as<float>(), stream);
+      return Status::ok_status();
+    }
+#endif
     QL_ASSIGN_OR_RETURN(std::vector<float> xf, activations_as_f32(x, w_.K, name_));
     const int64_t M = x.dim(0);
     QL_RETURN_IF_ERROR(check_output(y, M, w_.N, name_));
     if (M == 0) return Status::ok_status();
-    xf = permute_columns(std::move(xf), M, w_.K, w_.perm);
     float* out = y.data_as<float>();
+    // Shared fairly with concurrent calls; the job count bounds the threads again in run_tiles.
+    const ThreadBudget budget(stream, w_.tiles * M);
+    const int threads = budget.threads();
     switch (isa_) {
       case Isa::kGeneric:
-        run_tiles(w_, rows_f32(w_, xf, M, false), M, out, stream, tile_job_generic);
+        xf = permute_columns(std::move(xf), M, w_.K, w_.perm);
+        run_tiles(w_, rows_f32(w_, xf, M, false), out, threads, tile_job_generic);
         break;
 #if defined(__x86_64__)
       case Isa::kAvx2:
-        run_tiles(w_, rows_f32(w_, xf, M, true), M, out, stream, tile_job_avx2);
+        xf = permute_columns(std::move(xf), M, w_.K, w_.perm);
+        run_tiles(w_, rows_f32(w_, xf, M, true), out, threads, tile_job_avx2);
         break;
       case Isa::kAvx512: {
-        // f32 keeps ~f32 accuracy at every M; f16 is exact as hi + lo but pays the second
-        // pass only where it is free (decode); bf16 is exact as is.
-        const bool split = x.dtype == DType::kF32 || (x.dtype == DType::kF16 && M <= kSplitMaxM);
-        run_tiles(w_, rows_bf16_pairs(w_, xf, M, split), M, out, stream, tile_job_avx512);
+        TensorView xv = x;
+        xv.data = xf.data();
+        xv.dtype = DType::kF32;
+        run_avx512(xv, M, out, stream, x.dtype);
         break;
       }
 #endif
@@ -250,6 +223,27 @@ class TiledLinear final : public PreparedLinear {
     }
     return Status::ok_status();
   }
+
+#if defined(__x86_64__)
+  // `source`: the caller's activation dtype, which decides the hi/lo split (x may be its f32 copy).
+  void run_avx512(const TensorView& x, int64_t M, float* out, const Stream& stream,
+                  DType source = DType::kF32) const {
+    if (x.dtype != DType::kF32) source = x.dtype;
+    // f32 keeps ~f32 accuracy at every M; f16 is exact as hi + lo but pays the second pass only
+    // where it is free (decode); bf16 is exact as is.
+    const bool split = source == DType::kF32 || (source == DType::kF16 && M <= kSplitMaxM);
+    const int64_t R = split ? 2 * M : M;
+    const ThreadBudget budget(stream, w_.tiles * M);  // shared fairly with concurrent calls
+    const int threads = budget.threads();
+    if (R >= (w_.bits == 4 ? kPanelMinRows4 : kPanelMinRows8)) {
+      run_tiles(w_, rows_avx512(w_, x.data, x.dtype, M, split, true, threads), out, threads,
+                tile_job_panel_avx512, panel_row_chunk(R, w_.tiles, threads), true);
+    } else {
+      run_tiles(w_, rows_avx512(w_, x.data, x.dtype, M, split, false, threads), out, threads,
+                tile_job_avx512);
+    }
+  }
+#endif
 
  private:
   std::string_view name_;
@@ -279,6 +273,9 @@ Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device)
     return Verdict::reject(Reason::kBits,
                            fmt::format("bits={}; needs {}", problem.bits,
                                        bits_ == 0 ? "4 or 8" : fmt::format("{}", bits_)));
+  }
+  if (Verdict acts = check_int_activations(problem, /*int8_kernel=*/false); !acts.ok()) {
+    return acts;
   }
   if (Verdict io = check_io_dtypes(problem); !io.ok()) return io;
   const int rows_per_word = 32 / problem.bits;

@@ -28,6 +28,11 @@ inline constexpr int64_t kTileN = 64;
 // and of 2 (hi/lo row pairs stay in one job).
 inline constexpr int64_t kRowChunk = 96;
 
+// What the avx512 inline decode adds to every 4-bit field (it decodes a field f as the bf16
+// number 128 + f); an 8-bit code is two fields lo + 16*hi there, so it carries 128 * 17.
+inline constexpr float kAvx512Offset4 = 128.0f;
+inline constexpr float kAvx512Offset8 = 128.0f * 17.0f;
+
 enum class Isa { kGeneric, kAvx2, kAvx512 };
 
 struct TiledWeights {
@@ -65,7 +70,8 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
 struct Rows {
   int64_t count = 0;            // R rows (M, or 2M when each row is split into bf16 hi + lo)
   int rows_per_out = 1;         // 1, or 2 for hi/lo pairs (rows 2m, 2m+1 both feed output row m)
-  std::vector<uint32_t> pairs;  // avx512: [R, steps, 4] bf16 pairs (nibble p low, p+4 high)
+  std::vector<uint32_t> pairs;  // avx512: [R, stride] bf16 pairs, see below
+  int64_t stride = 0;           // u32 pairs per row (panel engine: chunk-major, see rows_avx512)
   std::vector<float> values;    // avx2 / generic: [R, steps, 8] x per nibble (see rows_f32)
   std::vector<float> sums;      // [R, groups]: sum of the row's x over each group
 };
@@ -82,6 +88,17 @@ void tile_job_avx2(const TiledWeights& w, const Rows& rows, int64_t tile, int64_
                    float* ytile);
 void tile_job_avx512(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0, int64_t r1,
                      float* ytile);
+// The avx512 panel engine (int_panel_avx512.cc): per K chunk of a tile, decodes the codes once
+// into exact bf16 pairs and runs every row of the job over them. Its rows pair activations
+// (k, k+4) of each 8-row word for 4 bits (as tile_job_avx512) and (k, k+1) for 8 bits; 8-bit
+// codes are decoded as themselves (offset 0: the kernel subtracts kAvx512Offset8 * s itself).
+void tile_job_panel_avx512(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0,
+                           int64_t r1, float* ytile);
+// Builds the avx512 rows (hi, or hi + lo per row when split) from x [M, K] of `dtype` (f32, bf16
+// or f16; columns taken in w.perm order when act-order), for the inline kernel (panel = false)
+// or the panel engine, on up to `threads` threads.
+Rows rows_avx512(const TiledWeights& w, const void* x, DType dtype, int64_t M, bool split,
+                 bool panel, int threads);
 #endif
 
 // The kernel object every native integer kernel file instantiates. `bits` is 4 or 8, or 0 for
@@ -107,5 +124,18 @@ class IntTileKernel final : public LinearKernel {
 // ~1e-6) at every M, and f16 activations (exact as hi + lo) only when M <= this: decode is
 // memory-bound, so the second bf16 pass is free there; above it f16 is rounded to bf16.
 inline constexpr int64_t kSplitMaxM = 4;
+
+// The avx512 kernels use the panel engine from this many activation rows R (hi/lo rows counted)
+// on, and the inline decode below it. Measured (2 threads, bf16 x): 8 bits, where the inline
+// kernel pays two products per code, the panel wins from R = 12 (M = 16: 162-181 vs 137-173
+// GFLOP/s; M = 128: ~300-350 vs ~150-195); 4 bits, whose inline decode (shift + vpternlogd) runs
+// on otherwise idle integer pipes, the two engines are equal within noise at M = 64-256, so the
+// panel takes over only for the largest blocks (it reads L1 instead of re-decoding per block).
+inline constexpr int64_t kPanelMinRows4 = 256;
+inline constexpr int64_t kPanelMinRows8 = 12;
+// K rows per panel (64 pairs x 64 columns x 4 bytes = 16 KiB: stays in L1).
+inline constexpr int64_t kPanelChunkRows = 128;
+// At most this many rows per panel-engine job (its output tile: kPanelMaxRows x 64 floats).
+inline constexpr int64_t kPanelMaxRows = 192;
 
 }  // namespace qlinear::int_tiles

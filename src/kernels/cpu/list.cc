@@ -2,6 +2,9 @@
 // Order: native kernels before the OpenBLAS ("blas") path; within a family the most specialised
 // ISA first. The numbers that justify each position come from bench/results/ (qlinear bench on
 // the shapes of bench/shapes.txt) and are quoted here as they land.
+// The int8-activation kernels come first but accept only problems whose activations the user
+// asked to be int8 (--int8-activations); every other int kernel but blas and reference rejects
+// those, so the order never turns the mode on.
 // FP8 (bench/results/cpu.md): cpu.fp8.*.avx512 >= 1.86x OpenBLAS sgemm at every shape and M, and
 // M = 1 at 0.77-1.22x the measured read bandwidth; W8A8 and W8A16 run within a few percent.
 #include <vector>
@@ -10,6 +13,8 @@
 
 // One line per kernel: X(<id>) names `const LinearKernel& kernel_<id>()` of its kernel file.
 #define QLINEAR_CPU_KERNELS(X) \
+  X(cpu_w4a8_avx512vnni)       \
+  X(cpu_w8a8_avx512vnni)       \
   X(cpu_w4a16_avx512)          \
   X(cpu_w8a16_avx512)          \
   X(cpu_w4a16_avx2)            \

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/dtype.h"
 
@@ -121,6 +122,60 @@ int64_t w8a8_act_group_k(const LinearProblem& problem) {
     return problem.block_k;
   }
   return kDefaultActGroupK;
+}
+
+Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K,
+                                          const std::vector<int32_t>& group_of_k, int64_t groups) {
+  Int8Activations q;
+  q.M = M;
+  q.K = K;
+  q.groups = groups;
+  q.codes.assign(static_cast<size_t>(M * K), 0);
+  q.scales.assign(static_cast<size_t>(M * groups), 0.0f);
+  std::vector<float> absmax(static_cast<size_t>(groups));
+  for (int64_t m = 0; m < M; ++m) {
+    const float* row = x + m * K;
+    std::fill(absmax.begin(), absmax.end(), 0.0f);
+    for (int64_t k = 0; k < K; ++k) {
+      // A NaN or infinity marks its group's absmax NaN for good.
+      float& a = absmax[group_of_k[k]];
+      if (std::isnan(a)) continue;
+      const float v = std::fabs(row[k]);
+      a = std::isfinite(v) ? std::max(a, v) : std::numeric_limits<float>::quiet_NaN();
+    }
+    float* scales = q.scales.data() + m * groups;
+    for (int64_t g = 0; g < groups; ++g) {
+      // A group holding NaN or infinity gets a NaN scale and zero codes: its outputs are NaN, as
+      // floating-point activations would make them; no code is ever cast from a NaN.
+      scales[g] =
+          std::isnan(absmax[g]) ? absmax[g] : std::max(absmax[g] / 127.0f, kInt8ActScaleFloor);
+    }
+    int8_t* codes = q.codes.data() + m * K;
+    for (int64_t k = 0; k < K; ++k) {
+      const float s = scales[group_of_k[k]];
+      if (std::isnan(s)) continue;
+      const float v = std::nearbyint(row[k] / s);
+      codes[k] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+    }
+  }
+  return q;
+}
+
+Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K,
+                                          int64_t group_size) {
+  std::vector<int32_t> group_of_k(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) group_of_k[k] = static_cast<int32_t>(k / group_size);
+  return quantize_int8_activations(x, M, K, group_of_k, K / group_size);
+}
+
+void dequantize_int8_activations(const Int8Activations& q, const std::vector<int32_t>& group_of_k,
+                                 float* out) {
+  for (int64_t m = 0; m < q.M; ++m) {
+    for (int64_t k = 0; k < q.K; ++k) {
+      out[m * q.K + k] =
+          static_cast<float>(q.codes[m * q.K + k]) * q.scales[m * q.groups + group_of_k[k]];
+    }
+  }
 }
 
 }  // namespace qlinear

@@ -53,4 +53,30 @@ ActQuant w8a8_act_quant(const LinearProblem& problem);
 // Group width for kDynamicGroup: the weights' block_k, else kDefaultActGroupK.
 int64_t w8a8_act_group_k(const LinearProblem& problem);
 
+// --- int8 activations of integer-weight layers (--int8-activations: W4A8 / W8A8 int) ---
+//
+// Symmetric and dynamic, one scale per row and weight group (the columns k with the same
+// group_of(k); for channelwise weights, the whole row):
+//   s = max(max |x| / 127, kInt8ActScaleFloor);  q = RNE(x / s), |q| <= 127
+// in float32 (RNE as std::nearbyint in the default rounding mode). Dequantized: q * s. Every
+// kernel of the mode matches this bit for bit (the SIMD ones divide and round the same way).
+inline constexpr float kInt8ActScaleFloor = 1e-30f;
+
+struct Int8Activations {
+  int64_t M = 0;
+  int64_t K = 0;
+  int64_t groups = 0;
+  std::vector<int8_t> codes;  // [M, K]
+  std::vector<float> scales;  // [M, groups]
+};
+
+// Quantizes x [M, K] (row-major f32); group_of_k[k] in [0, groups) names each column's group.
+Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K,
+                                          const std::vector<int32_t>& group_of_k, int64_t groups);
+// Contiguous groups of `group_size` columns (group_size divides K).
+Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K, int64_t group_size);
+// out[m, k] = q * s, in float.
+void dequantize_int8_activations(const Int8Activations& q, const std::vector<int32_t>& group_of_k,
+                                 float* out);
+
 }  // namespace qlinear

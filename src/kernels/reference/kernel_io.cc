@@ -180,6 +180,20 @@ Verdict check_int_problem(const LinearProblem& p) {
   return check_io_dtypes(p);
 }
 
+Verdict check_int_activations(const LinearProblem& p, bool int8_kernel) {
+  if (p.int8_activations && !int8_kernel) {
+    return Verdict::reject(Reason::kActivationQuant,
+                           "int8 activations asked for (--int8-activations); this kernel keeps "
+                           "activations in floating point");
+  }
+  if (!p.int8_activations && int8_kernel) {
+    return Verdict::reject(Reason::kActivationQuant,
+                           "runs int8 activations only, and they were not asked for (opt in with "
+                           "--int8-activations)");
+  }
+  return Verdict::accept();
+}
+
 Verdict check_fp8_problem(const LinearProblem& p) {
   if (p.scheme != WeightScheme::kFp8) {
     return Verdict::reject(Reason::kScheme, "needs fp8 weights");

@@ -37,6 +37,11 @@ void add_bias(const std::vector<float>& bias, int64_t M, int64_t N, float* y);
 // shapes the form allows, activation/output dtypes); device checks stay with each kernel.
 Verdict check_int_problem(const LinearProblem& problem);
 
+// Integer-weight kernels run either the activations as they come (16-bit or f32 floats) or, when
+// the user asked with --int8-activations, int8 ones (problem.int8_activations); each kernel does
+// one of the two. kActivationQuant when the problem wants the other.
+Verdict check_int_activations(const LinearProblem& problem, bool int8_kernel);
+
 // The requirements of the canonical FP8 form that every portable kernel shares (scheme,
 // shapes the form allows, activation/output dtypes); device checks stay with each kernel.
 Verdict check_fp8_problem(const LinearProblem& problem);

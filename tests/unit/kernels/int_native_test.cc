@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -267,6 +268,48 @@ TEST(IntNativeTest, ActivationDtypes) {
         expect_matches(name, Case{bits, 256, 64, 128, true}, M, dtype);
       }
     }
+  }
+}
+
+// The first M (+ extra) at which an avx512 kernel runs its panel engine: R activation rows are M,
+// or 2M for f32 (hi + lo); f16 is split only at M <= kSplitMaxM, far below the thresholds.
+int64_t panel_m(const std::string& name, DType dtype, int64_t extra) {
+  const int64_t rows =
+      kernel_bits(name) == 4 ? int_tiles::kPanelMinRows4 : int_tiles::kPanelMinRows8;
+  return (dtype == DType::kF32 ? (rows + 1) / 2 : rows) + extra;
+}
+
+TEST(IntNativeTest, PanelEngineMatchesAcrossLayouts) {
+  // The avx512 panel engine: every group size (one K chunk holding several groups, a group
+  // spanning chunks, channelwise with a K that is not whole chunks), zeros, act-order, bias,
+  // ragged N, every activation dtype and row counts that leave every remainder of the 6-row
+  // block and need several jobs per tile.
+  for (const std::string& name :
+       {std::string("cpu.w4a16.avx512"), std::string("cpu.w8a16.avx512")}) {
+    const int bits = kernel_bits(name);
+    // {group, K}: 264 = K is channelwise with a K that is not whole 128-row chunks.
+    for (const auto& [group, K] :
+         {std::pair<int, int64_t>{32, 288}, {64, 320}, {96, 288}, {128, 384}, {264, 264}}) {
+      for (bool zeros : {false, true}) {
+        expect_matches(name, Case{bits, K, 136, group, zeros}, panel_m(name, DType::kBF16, 5),
+                       DType::kBF16);
+      }
+    }
+    for (bool act_order : {false, true}) {
+      expect_matches(name, Case{bits, 512, 200, 64, true, act_order, true},
+                     panel_m(name, DType::kF32, 3), DType::kF32);
+      expect_matches(name, Case{bits, 512, 200, 128, false, act_order, true},
+                     panel_m(name, DType::kF16, 1), DType::kF16);
+    }
+    for (int64_t extra : {0, 1, 2, 3, 4, 5, 97}) {
+      for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+        expect_matches(name, Case{bits, 256, 72, 128, true, false, extra % 2 == 1},
+                       panel_m(name, dtype, extra), dtype);
+      }
+    }
+    const int64_t M = panel_m(name, DType::kBF16, 0);
+    expect_matches(name, Case{bits, 2048, 64, 2048, true}, M, DType::kBF16, 1);
+    expect_matches(name, Case{bits, 2048, 64, 2048, true}, M, DType::kBF16, 2);
   }
 }
 

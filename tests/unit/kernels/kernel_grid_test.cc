@@ -39,7 +39,8 @@ struct WeightCase {
   std::string label;
   Canonical weights;
   Fp8Mode mode = Fp8Mode::kNone;
-  std::vector<double> dense;  // oracle W [N, K] in double, filled on first use
+  bool int8_activations = false;  // int weights run with --int8-activations
+  std::vector<double> dense;      // oracle W [N, K] in double, filled on first use
 };
 
 struct RunCase {
@@ -178,7 +179,12 @@ std::vector<WeightCase> build_weight_cases() {
                                   act_order ? " act-order" : "", K, N);
             c.weights = make_int(rng, bits, K, N, group, asym, act_order);
             c.weights.name = c.label;
+            // The same weights with int8 activations (--int8-activations).
+            WeightCase a8 = c;
+            a8.label += " a8";
+            a8.int8_activations = true;
             cases.push_back(std::move(c));
+            cases.push_back(std::move(a8));
           }
         }
       }
@@ -240,6 +246,13 @@ std::vector<WeightCase> build_weight_cases() {
   }
   {
     WeightCase c;
+    c.label = "int8 g32 asym act-order K=64 N=300 a8";
+    c.weights = make_int(rng, 8, 64, 300, 32, true, true);
+    c.int8_activations = true;
+    cases.push_back(std::move(c));
+  }
+  {
+    WeightCase c;
     c.label = "fp8 block128x128 w8a8 act=dynamic-group K=64 N=300";
     c.weights =
         make_fp8(rng, Fp8WeightGranularity::kBlock, 64, 300, 128, 128, ActQuant::kDynamicGroup);
@@ -280,6 +293,7 @@ struct Grid {
   LinearProblem problem(const RunCase& run) const {
     LinearProblem p = LinearProblem::from_canonical(weights[run.weight].weights);
     p.fp8_mode = weights[run.weight].mode;
+    p.int8_activations = weights[run.weight].int8_activations;
     p.act_dtype = run.act;
     p.out_dtype = DType::kF32;
     return p;
@@ -308,8 +322,8 @@ struct Grid {
     return inputs.emplace(r, std::move(x)).first->second;
   }
 
-  // y = x_eff * W^T + bias in double, W from Canonical::dequant, x_eff = x or its W8A8
-  // quantize-dequantize.
+  // y = x_eff * W^T + bias in double, W from Canonical::dequant, x_eff = x or its W8A8 (FP8) or
+  // int8-activation quantize-dequantize.
   const std::vector<float>& oracle_output(std::size_t r) {
     if (oracle[r]) return *oracle[r];
     const RunCase& run = runs[r];
@@ -338,6 +352,19 @@ struct Grid {
             xe[m * K + k] = static_cast<double>(f8e4m3_to_f32(q->codes[m * K + k])) *
                             static_cast<double>(q->scale(m, k));
           }
+        }
+      }
+    }
+    if (wc.int8_activations) {
+      const auto& w = std::get<IntWeights>(wc.weights.weights);
+      std::vector<int32_t> group_of_k(static_cast<std::size_t>(K));
+      for (int64_t k = 0; k < K; ++k) group_of_k[k] = static_cast<int32_t>(w.group_of(k));
+      const Int8Activations q =
+          quantize_int8_activations(xf.data(), run.M, K, group_of_k, w.num_groups);
+      for (int64_t m = 0; m < run.M; ++m) {
+        for (int64_t k = 0; k < K; ++k) {
+          xe[m * K + k] = static_cast<double>(q.codes[m * K + k]) *
+                          static_cast<double>(q.scales[m * q.groups + group_of_k[k]]);
         }
       }
     }

@@ -1,0 +1,136 @@
+// The AVX-512 VNNI micro-kernel of cpu.w4a8.avx512vnni and cpu.w8a8.avx512vnni (layout and math:
+// int_a8_tiles.h). vpdpbusd multiplies 4 unsigned weight codes by 4 signed int8 activations per
+// 32-bit lane and adds them to an int32 accumulator: 64 products per instruction, twice as many as
+// vdpbf16ps, and 4-bit codes need only an AND (even rows) or a shift + AND (odd rows) to become
+// bytes; 8-bit codes need no decoding at all.
+#include "kernels/cpu/int_a8_tiles.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define QLINEAR_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni,fma")))
+
+namespace qlinear::int_a8 {
+namespace {
+
+using int_tiles::kTileN;
+using int_tiles::TiledWeights;
+
+// How far ahead of the current step to prefetch (16 steps x 256 bytes), for decode.
+constexpr int64_t kPrefetchWords = 16 * kTileN;
+
+// kRows activation rows x 64 columns. One row gets separate accumulators for the even and odd
+// nibble products (two chains per column) to hide vpdpbusd's latency.
+template <int kRows, int kBits>
+QLINEAR_AVX512_VNNI void block(const TiledWeights& w, const uint32_t* q, const float* scales,
+                               const float* zeros, const uint32_t* const* x, const float* const* sx,
+                               const float* const* qsum, float* const* y) {
+  constexpr int kQuads = kBits == 4 ? 2 : 1;
+  constexpr int kSets = kRows == 1 && kBits == 4 ? 2 : 1;
+  const __m512i nibbles = _mm512_set1_epi32(0x0F0F0F0F);
+  for (int64_t g = 0; g < w.groups; ++g) {
+    __m512i acc[kRows][kSets][4];
+    for (int r = 0; r < kRows; ++r) {
+      for (int s = 0; s < kSets; ++s) {
+        for (int j = 0; j < 4; ++j) acc[r][s][j] = _mm512_setzero_si512();
+      }
+    }
+    const int64_t d_end = (g + 1) * w.group_steps;
+    for (int64_t d = g * w.group_steps; d < d_end; ++d) {
+      const uint32_t* words = q + d * kTileN;
+      if (kRows <= 2) {
+        for (int j = 0; j < 4; ++j) {
+          _mm_prefetch(reinterpret_cast<const char*>(words + kPrefetchWords + 16 * j), _MM_HINT_T0);
+        }
+      }
+      __m512i even[4];
+      __m512i odd[4];
+      for (int j = 0; j < 4; ++j) {
+        const __m512i raw = _mm512_loadu_si512(words + 16 * j);
+        if constexpr (kBits == 4) {
+          even[j] = _mm512_and_si512(raw, nibbles);
+          odd[j] = _mm512_and_si512(_mm512_srli_epi32(raw, 4), nibbles);
+        } else {
+          even[j] = raw;
+          odd[j] = raw;  // unused
+        }
+      }
+      for (int r = 0; r < kRows; ++r) {
+        const uint32_t* xr = x[r] + d * kQuads;
+        const __m512i xe = _mm512_set1_epi32(static_cast<int>(xr[0]));
+        for (int j = 0; j < 4; ++j) acc[r][0][j] = _mm512_dpbusd_epi32(acc[r][0][j], even[j], xe);
+        if constexpr (kBits == 4) {
+          const __m512i xo = _mm512_set1_epi32(static_cast<int>(xr[1]));
+          for (int j = 0; j < 4; ++j) {
+            acc[r][kSets - 1][j] = _mm512_dpbusd_epi32(acc[r][kSets - 1][j], odd[j], xo);
+          }
+        }
+      }
+    }
+    for (int j = 0; j < 4; ++j) {
+      const __m512 s = _mm512_loadu_ps(scales + g * kTileN + 16 * j);
+      const __m512 sz = _mm512_loadu_ps(zeros + g * kTileN + 16 * j);
+      for (int r = 0; r < kRows; ++r) {
+        const __m512i sum =
+            kSets == 1 ? acc[r][0][j] : _mm512_add_epi32(acc[r][0][j], acc[r][kSets - 1][j]);
+        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(sum), s);
+        v = _mm512_fnmadd_ps(sz, _mm512_set1_ps(qsum[r][g]), v);
+        const __m512 out = _mm512_loadu_ps(y[r] + 16 * j);
+        _mm512_storeu_ps(y[r] + 16 * j, _mm512_fmadd_ps(v, _mm512_set1_ps(sx[r][g]), out));
+      }
+    }
+  }
+}
+
+template <int kRows>
+QLINEAR_AVX512_VNNI void block_at(const TiledWeights& w, const A8Rows& rows, int64_t tile,
+                                  int64_t r, int64_t r0, float* ytile) {
+  const uint32_t* x[kRows];
+  const float* sx[kRows];
+  const float* qsum[kRows];
+  float* y[kRows];
+  for (int i = 0; i < kRows; ++i) {
+    x[i] = rows.quads.data() + (r + i) * w.steps * rows.quads_per_step;
+    sx[i] = rows.scales.data() + (r + i) * w.groups;
+    qsum[i] = rows.qsums.data() + (r + i) * w.groups;
+    y[i] = ytile + (r + i - r0) * kTileN;
+  }
+  if (w.bits == 4) {
+    block<kRows, 4>(w, w.tile_q(tile), w.tile_scales(tile), w.tile_zeros(tile), x, sx, qsum, y);
+  } else {
+    block<kRows, 8>(w, w.tile_q(tile), w.tile_scales(tile), w.tile_zeros(tile), x, sx, qsum, y);
+  }
+}
+
+}  // namespace
+
+QLINEAR_AVX512_VNNI void tile_job_vnni(const TiledWeights& w, const A8Rows& rows, int64_t tile,
+                                       int64_t r0, int64_t r1, float* ytile) {
+  int64_t r = r0;
+  for (; r + 4 <= r1; r += 4) block_at<4>(w, rows, tile, r, r0, ytile);
+  switch (r1 - r) {
+    case 3:
+      block_at<3>(w, rows, tile, r, r0, ytile);
+      break;
+    case 2:
+      block_at<2>(w, rows, tile, r, r0, ytile);
+      break;
+    case 1:
+      block_at<1>(w, rows, tile, r, r0, ytile);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace qlinear::int_a8
+
+#else
+
+namespace qlinear::int_a8 {
+// Not x86-64: check() rejects the kernels before any run.
+void tile_job_vnni(const int_tiles::TiledWeights&, const A8Rows&, int64_t, int64_t, int64_t,
+                   float*) {}
+}  // namespace qlinear::int_a8
+
+#endif  // __x86_64__

@@ -1,0 +1,169 @@
+// The shared half of the int8-activation CPU kernels: check(), prepare (the int_tiles repack),
+// the per-call quantized activation rows and the OpenMP job loop (see int_a8_tiles.h).
+#include "kernels/cpu/int_a8_tiles.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/thread_budget.h"
+#include "kernels/reference/activation_quant.h"
+#include "kernels/reference/kernel_io.h"
+
+namespace qlinear::int_a8 {
+namespace {
+
+using int_tiles::kRowChunk;
+using int_tiles::kTileN;
+using int_tiles::TiledWeights;
+
+uint32_t quad(const int8_t* q, int stride) {
+  uint32_t word = 0;
+  for (int i = 0; i < 4; ++i) {
+    word |= static_cast<uint32_t>(static_cast<uint8_t>(q[i * stride])) << (8 * i);
+  }
+  return word;
+}
+
+// x (already permuted) -> int8 per row and contiguous group, packed for the micro-kernel.
+A8Rows quantize_rows(const TiledWeights& w, const std::vector<float>& x, int64_t M) {
+  const int64_t group_size = w.K / w.groups;
+  const Int8Activations q = quantize_int8_activations(x.data(), M, w.K, group_size);
+  A8Rows rows;
+  rows.count = M;
+  rows.quads_per_step = w.bits == 4 ? 2 : 1;
+  rows.quads.assign(static_cast<size_t>(M * w.steps * rows.quads_per_step), 0);
+  rows.scales = q.scales;
+  rows.qsums.assign(static_cast<size_t>(M * w.groups), 0.0f);
+  for (int64_t m = 0; m < M; ++m) {
+    const int8_t* codes = q.codes.data() + m * w.K;
+    uint32_t* dst = rows.quads.data() + m * w.steps * rows.quads_per_step;
+    for (int64_t d = 0; d < w.steps; ++d) {
+      if (w.bits == 4) {
+        dst[2 * d] = quad(codes + 8 * d, 2);
+        dst[2 * d + 1] = quad(codes + 8 * d + 1, 2);
+      } else {
+        dst[d] = quad(codes + 4 * d, 1);
+      }
+    }
+    for (int64_t g = 0; g < w.groups; ++g) {
+      int64_t sum = 0;
+      for (int64_t k = g * group_size; k < (g + 1) * group_size; ++k) sum += codes[k];
+      rows.qsums[m * w.groups + g] = static_cast<float>(sum);
+    }
+  }
+  return rows;
+}
+
+class A8Linear final : public PreparedLinear {
+ public:
+  A8Linear(std::string_view name, TiledWeights w) : name_(name), w_(std::move(w)) {}
+
+  Status run(const TensorView& x, const TensorView& y, Stream& stream) const override {
+    QL_ASSIGN_OR_RETURN(std::vector<float> xf, activations_as_f32(x, w_.K, name_));
+    const int64_t M = x.dim(0);
+    QL_RETURN_IF_ERROR(check_output(y, M, w_.N, name_));
+    if (M == 0) return Status::ok_status();
+    if (!w_.perm.empty()) {
+      std::vector<float> permuted(xf.size());
+      for (int64_t m = 0; m < M; ++m) {
+        for (int64_t k = 0; k < w_.K; ++k) permuted[m * w_.K + k] = xf[m * w_.K + w_.perm[k]];
+      }
+      xf.swap(permuted);
+    }
+    const A8Rows rows = quantize_rows(w_, xf, M);
+    float* out = y.data_as<float>();
+    const int64_t chunks = (M + kRowChunk - 1) / kRowChunk;
+    const int64_t jobs = w_.tiles * chunks;
+    const ThreadBudget budget(stream, jobs);  // shared fairly with concurrent calls
+    const int threads = budget.threads();
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+      std::vector<float> ytile(static_cast<size_t>(kRowChunk * kTileN));
+#pragma omp for schedule(static)
+      for (int64_t j = 0; j < jobs; ++j) {
+        const int64_t tile = j / chunks;
+        const int64_t r0 = (j % chunks) * kRowChunk;
+        const int64_t r1 = std::min(M, r0 + kRowChunk);
+        std::fill(ytile.begin(), ytile.begin() + (r1 - r0) * kTileN, 0.0f);
+        tile_job_vnni(w_, rows, tile, r0, r1, ytile.data());
+        const int64_t n0 = tile * kTileN;
+        const int64_t width = std::min(kTileN, w_.N - n0);
+        for (int64_t r = r0; r < r1; ++r) {
+          const float* src = ytile.data() + (r - r0) * kTileN;
+          float* dst = out + r * w_.N + n0;
+          for (int64_t c = 0; c < width; ++c) {
+            dst[c] = src[c] + (w_.bias.empty() ? 0.0f : w_.bias[n0 + c]);
+          }
+        }
+      }
+    }
+    return Status::ok_status();
+  }
+
+ private:
+  std::string_view name_;
+  TiledWeights w_;
+};
+
+}  // namespace
+
+int64_t max_group_for_bits(int bits) {
+  const int64_t max_code = (int64_t{1} << bits) - 1;
+  return ((int64_t{1} << 31) - 1) / (max_code * 127);
+}
+
+Verdict IntA8Kernel::check(const LinearProblem& problem, const Device& device) const {
+  if (device.platform != Platform::kCpu) {
+    return Verdict::reject(Reason::kWrongPlatform,
+                           fmt::format("device is {}; needs cpu", platform_name(device.platform)));
+  }
+#if !defined(__x86_64__)
+  return Verdict::reject(Reason::kNotCompiled, "x86-64 kernel; this binary is not for x86-64");
+#endif
+  const CpuFeatures& cpu = device.cpu;
+  if (!cpu.avx512f || !cpu.avx512bw || !cpu.avx512_vnni) {
+    return Verdict::reject(Reason::kMissingIsa, "needs avx512f avx512bw avx512_vnni");
+  }
+  if (problem.scheme != WeightScheme::kInt) {
+    return Verdict::reject(Reason::kScheme, "needs integer weights");
+  }
+  if (problem.bits != bits_) {
+    return Verdict::reject(Reason::kBits, fmt::format("bits={}; needs {}", problem.bits, bits_));
+  }
+  if (Verdict acts = check_int_activations(problem, /*int8_kernel=*/true); !acts.ok()) return acts;
+  if (Verdict io = check_io_dtypes(problem); !io.ok()) return io;
+  const int rows_per_word = 32 / bits_;
+  if (problem.group_size <= 0 || problem.group_size % rows_per_word != 0 ||
+      problem.K % problem.group_size != 0) {
+    return Verdict::reject(Reason::kGroupSize,
+                           fmt::format("group_size={} must be a multiple of {} dividing K={}",
+                                       problem.group_size, rows_per_word, problem.K));
+  }
+  if (problem.group_size > max_group_for_bits(bits_)) {
+    return Verdict::reject(Reason::kGroupSize,
+                           fmt::format("group_size={} > {}: int32 accumulators could overflow",
+                                       problem.group_size, max_group_for_bits(bits_)));
+  }
+  return Verdict::accept();
+}
+
+Result<std::unique_ptr<PreparedLinear>> IntA8Kernel::prepare(const Canonical& weights,
+                                                             const LinearProblem& problem,
+                                                             const Device& device) const {
+  QL_ASSIGN_OR_RETURN(const IntWeights* w, int_weights_of(weights, name_));
+  LinearProblem actual = LinearProblem::from_canonical(weights);
+  actual.int8_activations = true;
+  actual.act_dtype = problem.act_dtype;
+  if (Verdict v = check(actual, device); !v.ok()) {
+    return make_error(ErrorCode::kInvalidArgument, "{}: layer \"{}\": {} ({})", name_, weights.name,
+                      v.to_string(), actual.to_string());
+  }
+  QL_ASSIGN_OR_RETURN(int_tiles::TiledWeights t,
+                      int_tiles::tile_int_weights(*w, 0.0f, name_, weights));
+  return std::unique_ptr<PreparedLinear>(new A8Linear(name_, std::move(t)));
+}
+
+}  // namespace qlinear::int_a8

@@ -1,0 +1,406 @@
+// --int8-activations (W4A8 / W8A8 int): the one int8 activation quantizer (hand-computed codes,
+// the properties its rule implies, NaN handling, group membership by column), the reference kernel
+// in that mode against a bound derived from the rule, the native VNNI kernels against the
+// reference bit-for-bit codes (tight tolerance at every activation dtype), and the opt-in: no
+// kernel runs int8 activations unless the policy or the problem asks, and every kernel that does
+// not run the asked-for mode says why.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "kernels/reference/activation_quant.h"
+#include "kernels/registry.h"
+#include "kernels/select.h"
+
+namespace qlinear {
+namespace {
+
+// --- the quantizer ------------------------------------------------------------------------
+
+TEST(Int8ActivationQuant, HandComputedCodesWhenTheScaleIsOne) {
+  // absmax 127 -> s = 1 exactly, so q = RNE(x): ties go to the even neighbour.
+  const std::vector<float> x = {127.0f, 2.5f, 3.5f, -2.5f, 0.49f, -127.0f, 1.5f, 0.5f};
+  const Int8Activations q = quantize_int8_activations(x.data(), 1, 8, 8);
+  ASSERT_EQ(q.scales.size(), 1u);
+  EXPECT_EQ(q.scales[0], 1.0f);
+  const std::vector<int8_t> expected = {127, 2, 4, -2, 0, -127, 2, 0};
+  EXPECT_EQ(q.codes, expected);
+}
+
+TEST(Int8ActivationQuant, EveryCodeIsWithinHalfAStepAndTheMaximumMapsTo127) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  for (int64_t group : {4, 32, 96}) {
+    const int64_t M = 3;
+    const int64_t K = 96;
+    std::vector<float> x(static_cast<size_t>(M * K));
+    for (float& v : x) v = dist(rng);
+    const Int8Activations q = quantize_int8_activations(x.data(), M, K, group);
+    ASSERT_EQ(q.groups, K / group);
+    for (int64_t m = 0; m < M; ++m) {
+      for (int64_t g = 0; g < K / group; ++g) {
+        const float s = q.scales[m * q.groups + g];
+        float absmax = 0.0f;
+        int max_code = 0;
+        for (int64_t k = g * group; k < (g + 1) * group; ++k) {
+          absmax = std::max(absmax, std::fabs(x[m * K + k]));
+          const int code = q.codes[m * K + k];
+          max_code = std::max(max_code, std::abs(code));
+          ASSERT_LE(std::abs(code), 127);
+          EXPECT_LE(std::fabs(x[m * K + k] - static_cast<float>(code) * s), 0.5f * s * 1.0001f)
+              << "m=" << m << " k=" << k;
+        }
+        EXPECT_EQ(s, absmax / 127.0f);
+        EXPECT_EQ(max_code, 127);
+      }
+    }
+  }
+}
+
+TEST(Int8ActivationQuant, ZeroRowsGetTheFloorScaleAndZeroCodes) {
+  const std::vector<float> x(16, 0.0f);
+  const Int8Activations q = quantize_int8_activations(x.data(), 2, 8, 4);
+  for (float s : q.scales) EXPECT_EQ(s, kInt8ActScaleFloor);
+  for (int8_t c : q.codes) EXPECT_EQ(c, 0);
+}
+
+TEST(Int8ActivationQuant, NanOrInfinityPoisonsOnlyItsGroup) {
+  std::vector<float> x = {1.0f, 2.0f, std::numeric_limits<float>::quiet_NaN(), 4.0f, 1.0f, 2.0f,
+                          3.0f, 4.0f, std::numeric_limits<float>::infinity(),  1.0f, 1.0f, 1.0f};
+  const Int8Activations q = quantize_int8_activations(x.data(), 1, 12, 4);
+  EXPECT_TRUE(std::isnan(q.scales[0]));
+  EXPECT_EQ(q.scales[1], 4.0f / 127.0f);
+  EXPECT_TRUE(std::isnan(q.scales[2]));
+  for (int k : {0, 1, 2, 3, 8, 9, 10, 11}) EXPECT_EQ(q.codes[k], 0) << k;
+  EXPECT_EQ(q.codes[7], 127);
+}
+
+TEST(Int8ActivationQuant, GroupsByColumnEqualContiguousGroupsOfThePermutedRow) {
+  // Act-order kernels permute x so every group is contiguous; the reference groups by g_idx.
+  const int64_t K = 64;
+  const int64_t group = 16;
+  std::mt19937 rng(11);
+  std::vector<int32_t> g_idx(K);
+  for (int64_t k = 0; k < K; ++k) g_idx[k] = static_cast<int32_t>(k / group);
+  std::shuffle(g_idx.begin(), g_idx.end(), rng);
+  std::vector<int32_t> perm(K);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return g_idx[a] < g_idx[b]; });
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(K);
+  for (float& v : x) v = dist(rng);
+  std::vector<float> permuted(K);
+  for (int64_t k = 0; k < K; ++k) permuted[k] = x[perm[k]];
+
+  const Int8Activations by_column = quantize_int8_activations(x.data(), 1, K, g_idx, K / group);
+  const Int8Activations contiguous = quantize_int8_activations(permuted.data(), 1, K, group);
+  EXPECT_EQ(by_column.scales, contiguous.scales);
+  for (int64_t k = 0; k < K; ++k) EXPECT_EQ(by_column.codes[perm[k]], contiguous.codes[k]) << k;
+}
+
+// --- kernels ------------------------------------------------------------------------------
+
+std::vector<uint32_t> pack(const std::vector<uint32_t>& codes, int64_t K, int64_t N, int bits) {
+  const int64_t per_word = 32 / bits;
+  std::vector<uint32_t> words(static_cast<size_t>(K / per_word * N), 0);
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t n = 0; n < N; ++n) {
+      words[(k / per_word) * N + n] |= codes[k * N + n] << (bits * (k % per_word));
+    }
+  }
+  return words;
+}
+
+Canonical int_layer(int bits, int64_t K, int64_t N, int group, bool zeros, bool act_order,
+                    uint32_t seed) {
+  std::mt19937 rng(seed);
+  IntWeights w;
+  w.bits = bits;
+  w.K = K;
+  w.N = N;
+  w.group_size = group;
+  w.num_groups = K / group;
+  std::uniform_int_distribution<uint32_t> code(0, (1u << bits) - 1);
+  std::vector<uint32_t> codes(static_cast<size_t>(K * N));
+  for (uint32_t& c : codes) c = code(rng);
+  w.qweight = pack(codes, K, N, bits);
+  std::uniform_real_distribution<float> scale(0.002f, 0.02f);
+  for (int64_t i = 0; i < w.num_groups * N; ++i) w.scales.push_back(scale(rng));
+  if (zeros) {
+    for (int64_t i = 0; i < w.num_groups * N; ++i)
+      w.zeros.push_back(static_cast<uint8_t>(code(rng)));
+  }
+  if (act_order) {
+    for (int64_t k = 0; k < K; ++k) w.g_idx.push_back(static_cast<int32_t>(k / group));
+    std::shuffle(w.g_idx.begin(), w.g_idx.end(), rng);
+  }
+  Canonical c;
+  c.name = "model.layers.0.mlp.down_proj";
+  c.weights = std::move(w);
+  c.shard_sizes = {N};
+  return c;
+}
+
+Tensor activations(DType dtype, int64_t M, int64_t K, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  Tensor x(dtype, {M, K});
+  for (int64_t i = 0; i < M * K; ++i) {
+    const float v = dist(rng);
+    if (dtype == DType::kF32) {
+      x.data_as<float>()[i] = v;
+    } else {
+      x.data_as<uint16_t>()[i] = dtype == DType::kBF16 ? f32_to_bf16(v) : f32_to_f16(v);
+    }
+  }
+  return x;
+}
+
+const Device& host() {
+  static const Device device = [] {
+    Result<Device> d = detect_device("cpu");
+    return d.ok() ? *d : Device{};
+  }();
+  return device;
+}
+
+std::vector<float> run(const LinearKernel& kernel, const Canonical& weights, bool int8,
+                       const Tensor& x) {
+  LinearProblem problem = LinearProblem::from_canonical(weights);
+  problem.int8_activations = int8;
+  problem.act_dtype = x.dtype();
+  const Verdict verdict = kernel.check(problem, host());
+  EXPECT_TRUE(verdict.ok()) << kernel.name() << ": " << verdict.to_string();
+  auto prepared = kernel.prepare(weights, problem, host());
+  EXPECT_TRUE(prepared.ok()) << prepared.status().to_string();
+  if (!prepared.ok()) return {};
+  Tensor y(DType::kF32, {x.shape()[0], weights.N()});
+  Stream stream;
+  const Status status = (*prepared)->run(x.view(), y.view(), stream);
+  EXPECT_TRUE(status.ok()) << status.to_string();
+  return std::vector<float>(y.data_as<float>(), y.data_as<float>() + y.numel());
+}
+
+TEST(Int8ActivationKernels, ReferenceStaysWithinTheQuantizationBoundOfFloatActivations) {
+  // |y_a8 - y_a16| <= sum_k |W[n,k]| * s(m, group(k)) / 2: each activation moves at most half a
+  // step, and the rest of both computations is exact up to double rounding.
+  const LinearKernel* reference = find_kernel("reference.int.scalar");
+  ASSERT_NE(reference, nullptr);
+  const Canonical weights = int_layer(4, 128, 24, 32, true, true, 3);
+  const auto& w = std::get<IntWeights>(weights.weights);
+  const Tensor x = activations(DType::kF32, 3, 128, 5);
+  const std::vector<float> a8 = run(*reference, weights, true, x);
+  const std::vector<float> a16 = run(*reference, weights, false, x);
+  std::vector<int32_t> group_of_k(128);
+  for (int64_t k = 0; k < 128; ++k) group_of_k[k] = static_cast<int32_t>(w.group_of(k));
+  const Int8Activations q =
+      quantize_int8_activations(x.data_as<float>(), 3, 128, group_of_k, w.num_groups);
+  bool any_difference = false;
+  for (int64_t m = 0; m < 3; ++m) {
+    for (int64_t n = 0; n < 24; ++n) {
+      double bound = 0.0;
+      for (int64_t k = 0; k < 128; ++k) {
+        bound += std::fabs(weights.dequant(n, k)) * q.scales[m * q.groups + group_of_k[k]] / 2;
+      }
+      const double diff = std::fabs(static_cast<double>(a8[m * 24 + n]) - a16[m * 24 + n]);
+      EXPECT_LE(diff, bound * 1.0001 + 1e-6) << "m=" << m << " n=" << n;
+      any_difference = any_difference || diff > 0.0;
+    }
+  }
+  EXPECT_TRUE(any_difference) << "int8 activations changed nothing: the mode was not applied";
+}
+
+struct NativeCase {
+  const char* kernel;
+  int bits;
+  int group;  // 0: channelwise
+  bool zeros;
+  bool act_order;
+};
+
+class NativeInt8Activations : public testing::TestWithParam<NativeCase> {};
+
+TEST_P(NativeInt8Activations, MatchesTheReferenceInTheSameMode) {
+  const NativeCase c = GetParam();
+  const LinearKernel* kernel = find_kernel(c.kernel);
+  ASSERT_NE(kernel, nullptr);
+  const int64_t K = 256;
+  const int64_t N = 72;  // one full 64-column tile and a ragged one
+  const Canonical weights = int_layer(c.bits, K, N, c.group == 0 ? K : c.group, c.zeros,
+                                      c.act_order, 17 + c.bits + c.group);
+  LinearProblem problem = LinearProblem::from_canonical(weights);
+  problem.int8_activations = true;
+  if (const Verdict v = kernel->check(problem, host()); !v.ok()) {
+    GTEST_SKIP() << c.kernel << " does not run here: " << v.to_string();
+  }
+  const LinearKernel* reference = find_kernel("reference.int.scalar");
+  for (DType dtype : {DType::kBF16, DType::kF16, DType::kF32}) {
+    for (int64_t M : {1, 3, 4, 7, 100}) {
+      const Tensor x = activations(dtype, M, K, static_cast<uint32_t>(M));
+      const std::vector<float> y = run(*kernel, weights, true, x);
+      const std::vector<float> expected = run(*reference, weights, true, x);
+      ASSERT_EQ(y.size(), expected.size());
+      // Same int8 codes and scales; only the f32 (vs double) accumulation differs.
+      double diff = 0.0;
+      double norm = 0.0;
+      for (size_t i = 0; i < y.size(); ++i) {
+        diff +=
+            (static_cast<double>(y[i]) - expected[i]) * (static_cast<double>(y[i]) - expected[i]);
+        norm += static_cast<double>(expected[i]) * expected[i];
+      }
+      EXPECT_LE(std::sqrt(diff / norm), 2e-6) << dtype_name(dtype) << " M=" << M;
+    }
+  }
+}
+
+TEST_P(NativeInt8Activations, NanActivationsGiveNanOutputsForThatRowOnly) {
+  const NativeCase c = GetParam();
+  const LinearKernel* kernel = find_kernel(c.kernel);
+  ASSERT_NE(kernel, nullptr);
+  const Canonical weights = int_layer(c.bits, 64, 8, c.group == 0 ? 64 : 32, c.zeros, false, 1);
+  LinearProblem problem = LinearProblem::from_canonical(weights);
+  problem.int8_activations = true;
+  problem.act_dtype = DType::kF32;
+  if (const Verdict v = kernel->check(problem, host()); !v.ok()) {
+    GTEST_SKIP() << c.kernel << " does not run here: " << v.to_string();
+  }
+  Tensor x = activations(DType::kF32, 2, 64, 9);
+  x.data_as<float>()[64 + 5] = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> y = run(*kernel, weights, true, x);
+  ASSERT_EQ(y.size(), 16u);
+  for (int n = 0; n < 8; ++n) {
+    EXPECT_TRUE(std::isfinite(y[n])) << n;
+    EXPECT_TRUE(std::isnan(y[8 + n])) << n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Vnni, NativeInt8Activations,
+                         testing::Values(NativeCase{"cpu.w4a8.avx512vnni", 4, 128, false, false},
+                                         NativeCase{"cpu.w4a8.avx512vnni", 4, 32, true, true},
+                                         NativeCase{"cpu.w4a8.avx512vnni", 4, 0, true, false},
+                                         NativeCase{"cpu.w8a8.avx512vnni", 8, 128, false, false},
+                                         NativeCase{"cpu.w8a8.avx512vnni", 8, 64, true, true},
+                                         NativeCase{"cpu.w8a8.avx512vnni", 8, 0, false, false},
+                                         NativeCase{"cpu.int.blas.sgemm", 4, 64, true, true}),
+                         [](const testing::TestParamInfo<NativeCase>& param) {
+                           std::string name = fmt::format(
+                               "{}_g{}{}{}", param.param.kernel, param.param.group,
+                               param.param.zeros ? "_zp" : "", param.param.act_order ? "_ao" : "");
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
+
+// --- opt-in and selection -------------------------------------------------------------------
+
+LinearProblem int4_problem() {
+  Result<LinearProblem> p = LinearProblem::parse("int4:g128:K4096:N4096:a=bf16");
+  EXPECT_TRUE(p.ok());
+  return *p;
+}
+
+TEST(Int8ActivationSelection, NeverWithoutThePolicyAndAlwaysWithIt) {
+  Result<Device> device = simulate_target("cpu:avx512");
+  ASSERT_TRUE(device.ok());
+  SelectionPolicy policy;
+  Result<Selection> plain = select_kernel(int4_problem(), *device, policy, "layer");
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  EXPECT_FALSE(plain->problem.int8_activations);
+  EXPECT_EQ(plain->kernel->name(), "cpu.w4a16.avx512");
+  EXPECT_TRUE(plain->mode_reason.empty());
+  for (const Candidate& c : plain->candidates) {
+    if (c.kernel->name() == "cpu.w4a8.avx512vnni") {
+      EXPECT_EQ(c.verdict.reason, Reason::kActivationQuant);
+      EXPECT_NE(c.verdict.detail.find("--int8-activations"), std::string::npos);
+    }
+  }
+
+  policy.int8_activations = true;
+  Result<Selection> a8 = select_kernel(int4_problem(), *device, policy, "layer");
+  ASSERT_TRUE(a8.ok()) << a8.status().to_string();
+  EXPECT_TRUE(a8->problem.int8_activations);
+  EXPECT_EQ(a8->kernel->name(), "cpu.w4a8.avx512vnni");
+  EXPECT_NE(a8->mode_reason.find("--int8-activations"), std::string::npos);
+  EXPECT_EQ(mode_label(a8->problem), "int activations a8");
+  EXPECT_NE(a8->problem.to_string().find(":a8"), std::string::npos);
+  for (const Candidate& c : a8->candidates) {
+    if (c.kernel->name() == "cpu.w4a16.avx512" || c.kernel->name() == "cpu.w4a16.avx2") {
+      EXPECT_EQ(c.verdict.reason, Reason::kActivationQuant) << c.kernel->name();
+    }
+  }
+}
+
+TEST(Int8ActivationSelection, WithoutVnniTheBlasPathRunsTheMode) {
+  Result<Device> device = simulate_target("cpu:avx2");
+  ASSERT_TRUE(device.ok());
+  SelectionPolicy policy;
+  policy.int8_activations = true;
+  Result<Selection> a8 = select_kernel(int4_problem(), *device, policy, "layer");
+  ASSERT_TRUE(a8.ok()) << a8.status().to_string();
+  EXPECT_EQ(a8->kernel->name(), "cpu.int.blas.sgemm");
+  for (const Candidate& c : a8->candidates) {
+    if (c.kernel->name() == "cpu.w4a8.avx512vnni") {
+      EXPECT_EQ(c.verdict.reason, Reason::kMissingIsa);
+    }
+  }
+}
+
+TEST(Int8ActivationSelection, GpuKernelsSayTheModeIsCpuOnly) {
+  Result<Device> device = simulate_target("cuda:sm90");
+  ASSERT_TRUE(device.ok());
+  LinearProblem problem = int4_problem();
+  problem.int8_activations = true;
+  int gpu_kernels = 0;
+  for (const LinearKernel* kernel : kernels_for(Platform::kCuda)) {
+    if (kernel->platform() != Platform::kCuda) continue;
+    ++gpu_kernels;
+    const Verdict v = kernel->check(problem, *device);
+    EXPECT_EQ(v.reason, Reason::kActivationQuant) << kernel->name() << ": " << v.to_string();
+  }
+  EXPECT_GT(gpu_kernels, 0);
+}
+
+TEST(Int8ActivationSelection, FloatWeightsIgnoreThePolicy) {
+  Result<Device> device = simulate_target("cpu:avx512");
+  ASSERT_TRUE(device.ok());
+  SelectionPolicy policy;
+  policy.int8_activations = true;
+  Result<LinearProblem> fp8 = LinearProblem::parse("fp8:channel:K4096:N4096");
+  ASSERT_TRUE(fp8.ok());
+  Result<Selection> s = select_kernel(*fp8, *device, policy, "layer");
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_FALSE(s->problem.int8_activations);
+  EXPECT_EQ(s->problem.to_string().find(":a8"), std::string::npos);
+}
+
+TEST(Int8ActivationProblem, StringFormRoundTripsAndIsIntOnly) {
+  Result<LinearProblem> p = LinearProblem::parse("int8:g64:zp:a8:K256:N512:a=f16");
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_TRUE(p->int8_activations);
+  EXPECT_EQ(p->scheme_string(), "w8a8 g64 zp");
+  Result<LinearProblem> again = LinearProblem::parse(p->to_string());
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->int8_activations);
+  EXPECT_EQ(again->to_string(), p->to_string());
+
+  Result<LinearProblem> fp8 = LinearProblem::parse("fp8:channel:a8:K256:N512");
+  ASSERT_FALSE(fp8.ok());
+  EXPECT_NE(fp8.status().message().find("\"a8\""), std::string::npos) << fp8.status().message();
+  Result<LinearProblem> twice = LinearProblem::parse("int4:g64:a8:a8:K256:N512");
+  EXPECT_FALSE(twice.ok());
+}
+
+}  // namespace
+}  // namespace qlinear
