@@ -8,6 +8,11 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include <algorithm>
+#include <limits>
+
+#include "kernels/reference/activation_quant.h"
+
 #define QLINEAR_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni,fma")))
 
 namespace qlinear::int_a8 {
@@ -106,20 +111,53 @@ QLINEAR_AVX512_VNNI void block_at(const TiledWeights& w, const A8Rows& rows, int
 
 QLINEAR_AVX512_VNNI void tile_job_vnni(const TiledWeights& w, const A8Rows& rows, int64_t tile,
                                        int64_t r0, int64_t r1, float* ytile) {
-  int64_t r = r0;
-  for (; r + 4 <= r1; r += 4) block_at<4>(w, rows, tile, r, r0, ytile);
-  switch (r1 - r) {
-    case 3:
-      block_at<3>(w, rows, tile, r, r0, ytile);
-      break;
-    case 2:
-      block_at<2>(w, rows, tile, r, r0, ytile);
-      break;
-    case 1:
-      block_at<1>(w, rows, tile, r, r0, ytile);
-      break;
-    default:
-      break;
+  int_tiles::for_row_blocks<4>(r0, r1, [&](int64_t r, auto count) {
+    block_at<decltype(count)::value>(w, rows, tile, r, r0, ytile);
+  });
+}
+
+QLINEAR_AVX512_VNNI void quantize_rows_avx512(const float* x, int64_t m0, int64_t m1, int64_t K,
+                                              int64_t group_size, int8_t* codes, float* scales,
+                                              float* qsums) {
+  const int64_t groups = K / group_size;
+  const __m512 infinity = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  const __m512i lo = _mm512_set1_epi32(-127);
+  const __m512i hi = _mm512_set1_epi32(127);
+  for (int64_t m = m0; m < m1; ++m) {
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* xs = x + m * K + g * group_size;
+      int8_t* out = codes + m * K + g * group_size;
+      __m512 absmax = _mm512_setzero_ps();
+      __mmask16 nonfinite = 0;
+      for (int64_t i = 0; i < group_size; i += 16) {
+        const __mmask16 live =
+            _cvtu32_mask16(group_size - i >= 16 ? 0xFFFFu : (1u << (group_size - i)) - 1u);
+        const __m512 a = _mm512_abs_ps(_mm512_maskz_loadu_ps(live, xs + i));
+        // Not below infinity (infinity itself, or NaN: unordered) marks the group non-finite.
+        nonfinite |= _mm512_mask_cmp_ps_mask(live, a, infinity, _CMP_NLT_UQ);
+        absmax = _mm512_max_ps(absmax, a);
+      }
+      float* scale = scales + m * groups + g;
+      if (nonfinite != 0) {  // as the reference: NaN scale, zero codes
+        *scale = std::numeric_limits<float>::quiet_NaN();
+        std::fill(out, out + group_size, int8_t{0});
+        qsums[m * groups + g] = 0.0f;
+        continue;
+      }
+      *scale = std::max(_mm512_reduce_max_ps(absmax) / 127.0f, kInt8ActScaleFloor);
+      const __m512 s = _mm512_set1_ps(*scale);
+      __m512i sum = _mm512_setzero_si512();
+      for (int64_t i = 0; i < group_size; i += 16) {
+        const __mmask16 live =
+            _cvtu32_mask16(group_size - i >= 16 ? 0xFFFFu : (1u << (group_size - i)) - 1u);
+        // x / s rounded to nearest even by the default MXCSR mode, as std::nearbyint.
+        __m512i q = _mm512_cvtps_epi32(_mm512_div_ps(_mm512_maskz_loadu_ps(live, xs + i), s));
+        q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+        _mm512_mask_cvtsepi32_storeu_epi8(out + i, live, q);
+        sum = _mm512_add_epi32(sum, _mm512_maskz_mov_epi32(live, q));
+      }
+      qsums[m * groups + g] = static_cast<float>(_mm512_reduce_add_epi32(sum));
+    }
   }
 }
 
@@ -131,6 +169,8 @@ namespace qlinear::int_a8 {
 // Not x86-64: check() rejects the kernels before any run.
 void tile_job_vnni(const int_tiles::TiledWeights&, const A8Rows&, int64_t, int64_t, int64_t,
                    float*) {}
+void quantize_rows_avx512(const float*, int64_t, int64_t, int64_t, int64_t, int8_t*, float*,
+                          float*) {}
 }  // namespace qlinear::int_a8
 
 #endif  // __x86_64__

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "kernels/cpu/thread_budget.h"
-#include "kernels/reference/activation_quant.h"
 #include "kernels/reference/kernel_io.h"
 
 namespace qlinear::int_a8 {
@@ -28,30 +27,28 @@ uint32_t quad(const int8_t* q, int stride) {
 }
 
 // x (already permuted) -> int8 per row and contiguous group, packed for the micro-kernel.
-A8Rows quantize_rows(const TiledWeights& w, const std::vector<float>& x, int64_t M) {
+A8Rows quantize_rows(const TiledWeights& w, const std::vector<float>& x, int64_t M, int threads) {
   const int64_t group_size = w.K / w.groups;
-  const Int8Activations q = quantize_int8_activations(x.data(), M, w.K, group_size);
   A8Rows rows;
   rows.count = M;
   rows.quads_per_step = w.bits == 4 ? 2 : 1;
   rows.quads.assign(static_cast<size_t>(M * w.steps * rows.quads_per_step), 0);
-  rows.scales = q.scales;
+  rows.scales.assign(static_cast<size_t>(M * w.groups), 0.0f);
   rows.qsums.assign(static_cast<size_t>(M * w.groups), 0.0f);
+  std::vector<int8_t> codes(static_cast<size_t>(M * w.K));
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && M >= 8)
   for (int64_t m = 0; m < M; ++m) {
-    const int8_t* codes = q.codes.data() + m * w.K;
+    quantize_rows_avx512(x.data(), m, m + 1, w.K, group_size, codes.data(), rows.scales.data(),
+                         rows.qsums.data());
+    const int8_t* row = codes.data() + m * w.K;
     uint32_t* dst = rows.quads.data() + m * w.steps * rows.quads_per_step;
     for (int64_t d = 0; d < w.steps; ++d) {
       if (w.bits == 4) {
-        dst[2 * d] = quad(codes + 8 * d, 2);
-        dst[2 * d + 1] = quad(codes + 8 * d + 1, 2);
+        dst[2 * d] = quad(row + 8 * d, 2);
+        dst[2 * d + 1] = quad(row + 8 * d + 1, 2);
       } else {
-        dst[d] = quad(codes + 4 * d, 1);
+        dst[d] = quad(row + 4 * d, 1);
       }
-    }
-    for (int64_t g = 0; g < w.groups; ++g) {
-      int64_t sum = 0;
-      for (int64_t k = g * group_size; k < (g + 1) * group_size; ++k) sum += codes[k];
-      rows.qsums[m * w.groups + g] = static_cast<float>(sum);
     }
   }
   return rows;
@@ -73,12 +70,12 @@ class A8Linear final : public PreparedLinear {
       }
       xf.swap(permuted);
     }
-    const A8Rows rows = quantize_rows(w_, xf, M);
     float* out = y.data_as<float>();
     const int64_t chunks = (M + kRowChunk - 1) / kRowChunk;
     const int64_t jobs = w_.tiles * chunks;
     const ThreadBudget budget(stream, jobs);  // shared fairly with concurrent calls
     const int threads = budget.threads();
+    const A8Rows rows = quantize_rows(w_, xf, M, threads);
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
       std::vector<float> ytile(static_cast<size_t>(kRowChunk * kTileN));

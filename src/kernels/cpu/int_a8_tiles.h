@@ -34,6 +34,13 @@ struct A8Rows {
 void tile_job_vnni(const int_tiles::TiledWeights& w, const A8Rows& rows, int64_t tile, int64_t r0,
                    int64_t r1, float* ytile);
 
+// quantize_int8_activations (activation_quant.h) of rows [m0, m1) of x [M, K] with contiguous
+// groups of group_size columns, with AVX-512 (bit-identical codes and scales: the same float
+// division, round-to-nearest-even conversion and clamp); also each group's sum of codes.
+// codes [M, K], scales and qsums [M, K / group_size].
+void quantize_rows_avx512(const float* x, int64_t m0, int64_t m1, int64_t K, int64_t group_size,
+                          int8_t* codes, float* scales, float* qsums);
+
 // Largest weight group whose int32 accumulators cannot overflow: |code| * 127 * group < 2^31.
 int64_t max_group_for_bits(int bits);
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/status.h"
@@ -75,6 +76,25 @@ struct Rows {
   std::vector<float> values;    // avx2 / generic: [R, steps, 8] x per nibble (see rows_f32)
   std::vector<float> sums;      // [R, groups]: sum of the row's x over each group
 };
+
+// Calls fn(r, std::integral_constant<int, n>{}) over rows [r0, r1) in blocks of kMax rows and
+// one last block of the remainder, so a micro-kernel gets its row count at compile time.
+template <int kN, class Fn>
+inline void row_block_remainder(int64_t count, int64_t r, Fn& fn) {
+  if constexpr (kN > 0) {
+    if (count == kN) {
+      fn(r, std::integral_constant<int, kN>{});
+      return;
+    }
+    row_block_remainder<kN - 1>(count, r, fn);
+  }
+}
+template <int kMax, class Fn>
+inline void for_row_blocks(int64_t r0, int64_t r1, Fn&& fn) {
+  int64_t r = r0;
+  for (; r + kMax <= r1; r += kMax) fn(r, std::integral_constant<int, kMax>{});
+  row_block_remainder<kMax - 1>(r1 - r, r, fn);
+}
 
 // Computes rows [r0, r1) of one tile into ytile (rows are output rows r/rows_per_out - r0/rpo,
 // 64 floats each, zeroed by the caller; accumulate into it).

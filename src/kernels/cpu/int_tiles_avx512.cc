@@ -98,27 +98,9 @@ QLINEAR_AVX512 void block_at(const TiledWeights& w, const Rows& rows, int64_t ti
 
 QLINEAR_AVX512 void tile_job_avx512(const TiledWeights& w, const Rows& rows, int64_t tile,
                                     int64_t r0, int64_t r1, float* ytile) {
-  int64_t r = r0;
-  for (; r + 6 <= r1; r += 6) block_at<6>(w, rows, tile, r, r0, ytile);
-  switch (r1 - r) {
-    case 5:
-      block_at<5>(w, rows, tile, r, r0, ytile);
-      break;
-    case 4:
-      block_at<4>(w, rows, tile, r, r0, ytile);
-      break;
-    case 3:
-      block_at<3>(w, rows, tile, r, r0, ytile);
-      break;
-    case 2:
-      block_at<2>(w, rows, tile, r, r0, ytile);
-      break;
-    case 1:
-      block_at<1>(w, rows, tile, r, r0, ytile);
-      break;
-    default:
-      break;
-  }
+  for_row_blocks<6>(r0, r1, [&](int64_t r, auto count) {
+    block_at<decltype(count)::value>(w, rows, tile, r, r0, ytile);
+  });
 }
 
 }  // namespace qlinear::int_tiles

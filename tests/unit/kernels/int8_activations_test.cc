@@ -19,9 +19,11 @@
 
 #include "core/dtype.h"
 #include "core/tensor.h"
+#include "kernels/cpu/int_a8_tiles.h"
 #include "kernels/reference/activation_quant.h"
 #include "kernels/registry.h"
 #include "kernels/select.h"
+#include "support/gptq_pack.h"
 
 namespace qlinear {
 namespace {
@@ -109,18 +111,53 @@ TEST(Int8ActivationQuant, GroupsByColumnEqualContiguousGroupsOfThePermutedRow) {
   for (int64_t k = 0; k < K; ++k) EXPECT_EQ(by_column.codes[perm[k]], contiguous.codes[k]) << k;
 }
 
-// --- kernels ------------------------------------------------------------------------------
-
-std::vector<uint32_t> pack(const std::vector<uint32_t>& codes, int64_t K, int64_t N, int bits) {
-  const int64_t per_word = 32 / bits;
-  std::vector<uint32_t> words(static_cast<size_t>(K / per_word * N), 0);
-  for (int64_t k = 0; k < K; ++k) {
-    for (int64_t n = 0; n < N; ++n) {
-      words[(k / per_word) * N + n] |= codes[k * N + n] << (bits * (k % per_word));
+TEST(Int8ActivationQuant, TheAvx512QuantizerIsBitIdenticalToTheReference) {
+  const Device& cpu = []() -> const Device& {
+    static const Device device = [] {
+      Result<Device> d = detect_device("cpu");
+      return d.ok() ? *d : Device{};
+    }();
+    return device;
+  }();
+  if (!cpu.cpu.avx512f || !cpu.cpu.avx512bw) GTEST_SKIP() << "needs avx512f/bw";
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  for (int64_t group : {4, 8, 12, 32, 40, 128}) {
+    const int64_t K = group * 5;
+    const int64_t M = 6;
+    std::vector<float> x(static_cast<size_t>(M * K));
+    for (float& v : x) v = dist(rng);
+    // Row 1: scale exactly 1 and every tie k + 0.5 (rounds to even); row 2: zeros; row 3: a NaN
+    // and an infinity in two groups; row 4: subnormal values only.
+    for (int64_t k = 0; k < K; ++k)
+      x[K + k] = k % 7 == 0 ? 127.0f : static_cast<float>(k % 9) - 3.5f;
+    std::fill(x.begin() + 2 * K, x.begin() + 3 * K, 0.0f);
+    x[3 * K + 1] = std::numeric_limits<float>::quiet_NaN();
+    x[3 * K + 2 * group] = -std::numeric_limits<float>::infinity();
+    for (int64_t k = 0; k < K; ++k) x[4 * K + k] = 1e-40f * static_cast<float>(k % 5 - 2);
+    const Int8Activations expected = quantize_int8_activations(x.data(), M, K, group);
+    std::vector<int8_t> codes(static_cast<size_t>(M * K), 99);
+    std::vector<float> scales(static_cast<size_t>(M * (K / group)));
+    std::vector<float> qsums(scales.size());
+    int_a8::quantize_rows_avx512(x.data(), 0, M, K, group, codes.data(), scales.data(),
+                                 qsums.data());
+    EXPECT_EQ(codes, expected.codes) << "group " << group;
+    for (size_t i = 0; i < scales.size(); ++i) {
+      if (std::isnan(expected.scales[i])) {
+        EXPECT_TRUE(std::isnan(scales[i])) << i;
+      } else {
+        EXPECT_EQ(scales[i], expected.scales[i]) << "group " << group << " index " << i;
+      }
+      int64_t sum = 0;
+      const int64_t m = static_cast<int64_t>(i) / (K / group);
+      const int64_t g = static_cast<int64_t>(i) % (K / group);
+      for (int64_t k = g * group; k < (g + 1) * group; ++k) sum += expected.codes[m * K + k];
+      EXPECT_EQ(qsums[i], static_cast<float>(sum)) << i;
     }
   }
-  return words;
 }
+
+// --- kernels ------------------------------------------------------------------------------
 
 Canonical int_layer(int bits, int64_t K, int64_t N, int group, bool zeros, bool act_order,
                     uint32_t seed) {
@@ -134,7 +171,7 @@ Canonical int_layer(int bits, int64_t K, int64_t N, int group, bool zeros, bool 
   std::uniform_int_distribution<uint32_t> code(0, (1u << bits) - 1);
   std::vector<uint32_t> codes(static_cast<size_t>(K * N));
   for (uint32_t& c : codes) c = code(rng);
-  w.qweight = pack(codes, K, N, bits);
+  w.qweight = test::pack_gptq(codes, K, N, bits);
   std::uniform_real_distribution<float> scale(0.002f, 0.02f);
   for (int64_t i = 0; i < w.num_groups * N; ++i) w.scales.push_back(scale(rng));
   if (zeros) {

@@ -19,6 +19,7 @@
 #include "kernels/device.h"
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
+#include "support/gptq_pack.h"
 
 namespace qlinear {
 namespace {
@@ -41,20 +42,6 @@ struct Layer {
   std::vector<int32_t> group_of;  // [K]
   Canonical canonical;
 };
-
-// Packs codes [K, N] into GPTQ words [K*bits/32, N] (docs/reference/formats.md: code i of a word
-// at bit offset bits*i), independently of convert/.
-std::vector<uint32_t> pack_gptq(const std::vector<uint32_t>& codes, int bits, int64_t K,
-                                int64_t N) {
-  const int pf = 32 / bits;
-  std::vector<uint32_t> words(static_cast<size_t>(K / pf * N), 0);
-  for (int64_t k = 0; k < K; ++k) {
-    for (int64_t n = 0; n < N; ++n) {
-      words[(k / pf) * N + n] |= codes[k * N + n] << (bits * (k % pf));
-    }
-  }
-  return words;
-}
 
 Layer make_layer(const Case& c, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -81,7 +68,7 @@ Layer make_layer(const Case& c, uint32_t seed) {
   w.N = c.N;
   w.group_size = c.group;
   w.num_groups = G;
-  w.qweight = pack_gptq(l.codes, c.bits, c.K, c.N);
+  w.qweight = test::pack_gptq(l.codes, c.K, c.N, c.bits);
   w.scales.assign(l.scales.begin(), l.scales.end());
   if (c.zeros) w.zeros.assign(l.zero.begin(), l.zero.end());
   if (c.act_order) w.g_idx = l.group_of;

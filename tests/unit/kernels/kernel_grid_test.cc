@@ -28,6 +28,7 @@
 #include "kernels/kernel.h"
 #include "kernels/reference/activation_quant.h"
 #include "kernels/registry.h"
+#include "support/gptq_pack.h"
 
 namespace qlinear {
 namespace {
@@ -50,16 +51,7 @@ struct RunCase {
   std::string label;
 };
 
-std::vector<uint32_t> pack_gptq(const std::vector<uint32_t>& codes, int64_t K, int64_t N,
-                                int bits) {
-  const int64_t pf = 32 / bits;
-  std::vector<uint32_t> words(static_cast<std::size_t>(K / pf * N), 0);
-  for (int64_t k = 0; k < K; ++k) {
-    for (int64_t n = 0; n < N; ++n)
-      words[(k / pf) * N + n] |= codes[k * N + n] << (bits * (k % pf));
-  }
-  return words;
-}
+using test::pack_gptq;
 
 std::vector<float> random_floats(std::mt19937& rng, std::size_t count, float lo, float hi) {
   std::uniform_real_distribution<float> dist(lo, hi);
