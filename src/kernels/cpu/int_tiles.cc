@@ -208,7 +208,11 @@ class TiledLinear final : public PreparedLinear {
 #if defined(__x86_64__)
       case Isa::kAvx2:
         xf = permute_columns(std::move(xf), M, w_.K, w_.perm);
-        run_tiles(w_, rows_f32(w_, xf, M, true), out, threads, tile_job_avx2);
+        if (M >= kAvx2SgemmMinRows) {
+          run_tiles_sgemm(w_, xf.data(), M, out);
+        } else {
+          run_tiles(w_, rows_f32(w_, xf, M, true), out, threads, tile_job_avx2);
+        }
         break;
       case Isa::kAvx512: {
         TensorView xv = x;

@@ -158,4 +158,16 @@ inline constexpr int64_t kPanelChunkRows = 128;
 // At most this many rows per panel-engine job (its output tile: kPanelMaxRows x 64 floats).
 inline constexpr int64_t kPanelMaxRows = 192;
 
+// The AVX2 kernels multiply from this many activation rows on by dequantizing column blocks to
+// f32 and calling cblas_sgemm (int_tiles_sgemm.cc, the blas family's method): their FMA
+// micro-kernel re-decodes every code per block of rows. Measured against sgemm on f32 weights:
+// the micro-kernel 0.89-3.2 x at M = 16 (4 bits), 1.3-2.4 x (8 bits), 0.55-1.5 x at M = 64 and
+// 0.29-1.08 x at M = 256; the blas method 0.46-1.0 x at M = 16-64 and 0.72-0.91 x at M = 256.
+inline constexpr int64_t kAvx2SgemmMinRows = 64;
+
+// y [M, N] = x [M, K] (permuted like the tiles) * W^T + bias through cblas_sgemm on column blocks
+// dequantized from the tiles (zero offset 0). OpenBLAS runs its own threads (Stream::threads is
+// not applied, as in the blas family).
+void run_tiles_sgemm(const TiledWeights& w, const float* x, int64_t M, float* y);
+
 }  // namespace qlinear::int_tiles
