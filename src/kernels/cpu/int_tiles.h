@@ -25,7 +25,7 @@
 namespace qlinear::int_tiles {
 
 inline constexpr int64_t kTileN = 64;
-// Rows of activations one job handles: a multiple of every micro-kernel's row block (6, 2, 1)
+// Rows of activations one job handles: a multiple of the panel engine's row block (6, 2, 1)
 // and of 2 (hi/lo row pairs stay in one job).
 inline constexpr int64_t kRowChunk = 96;
 

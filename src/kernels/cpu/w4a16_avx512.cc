@@ -1,7 +1,7 @@
 // cpu.w4a16.avx512 | scheme: 4-bit int (AWQ, GPTQ, AutoRound), sym or zero points, act-order
 // after prepare: 64-column tiles of GPTQ words, f32 scales and s*(z+128) per group and tile
 // (int_tiles.h); math: int_tiles_avx512.cc (vdpbf16ps on codes decoded exactly to bf16 inline,
-// per block of 6 rows); from kPanelMinRows4 activation rows the panel engine int_panel_avx512.cc
+// per block of 5 rows); from kPanelMinRows4 activation rows the panel engine int_panel_avx512.cc
 // (decoded once per 128-row chunk; measured equal below that, see docs/design.md)
 // limits: group_size % 8 == 0 and divides K; any N (ragged tile zero-padded); bits 4 only
 // accuracy: weights exact; bf16 activations exact; f32 activations split into bf16 hi + lo
