@@ -6,9 +6,9 @@
 // asked to be int8 (--int8-activations); every other int kernel but blas and reference rejects
 // those, so the order never turns the mode on.
 // bench/results/cpu.md (2026-11-29): cpu.fp8.*.avx512 >= 1.85x OpenBLAS sgemm at every shape
-// and M, M = 1 at 0.80-0.96x the measured read bandwidth on the Llama shapes; cpu.w4a16.avx512
-// and cpu.w8a16.avx512 >= 1.66x sgemm everywhere, M = 1 at 0.67-0.98x (W4 is compute-bound near
-// 40 GB/s); the AVX2 int kernels beat the blas family up to M = 16 and use its method above.
+// and M, M = 1 at 0.74-1.0x the measured read bandwidth on the Llama shapes; cpu.w4a16.avx512
+// and cpu.w8a16.avx512 >= 1.7x sgemm everywhere, M = 1 at ~0.75-0.8x the bandwidth; the AVX2
+// int kernels beat the blas family up to M = 16 and use its method above.
 #include <vector>
 
 #include "kernels/registry.h"
