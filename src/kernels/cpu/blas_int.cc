@@ -36,8 +36,7 @@ class PreparedIntBlas final : public PreparedLinear {
     QL_RETURN_IF_ERROR(check_output(y, M, N, kName));
     if (M == 0) return Status::ok_status();
     if (int8_activations_) {
-      std::vector<int32_t> group_of_k(static_cast<std::size_t>(K));
-      for (int64_t k = 0; k < K; ++k) group_of_k[k] = static_cast<int32_t>(w_.group_of(k));
+      const std::vector<int32_t> group_of_k = int8_activation_groups(w_);
       const Int8Activations q =
           quantize_int8_activations(xf.data(), M, K, group_of_k, w_.num_groups);
       dequantize_int8_activations(q, group_of_k, xf.data());

@@ -161,6 +161,12 @@ Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K,
   return q;
 }
 
+std::vector<int32_t> int8_activation_groups(const IntWeights& w) {
+  std::vector<int32_t> group_of_k(static_cast<size_t>(w.K));
+  for (int64_t k = 0; k < w.K; ++k) group_of_k[k] = static_cast<int32_t>(w.group_of(k));
+  return group_of_k;
+}
+
 Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K,
                                           int64_t group_size) {
   std::vector<int32_t> group_of_k(static_cast<size_t>(K));

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "convert/canonical.h"
 #include "core/status.h"
 #include "kernels/problem.h"
 #include "quant/quant_spec.h"
@@ -73,6 +74,9 @@ struct Int8Activations {
 // Quantizes x [M, K] (row-major f32); group_of_k[k] in [0, groups) names each column's group.
 Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K,
                                           const std::vector<int32_t>& group_of_k, int64_t groups);
+// The weight group of every column of `w` (its g_idx, or k / group_size): the groups the int8
+// activations of that layer share scales over.
+std::vector<int32_t> int8_activation_groups(const IntWeights& w);
 // Contiguous groups of `group_size` columns (group_size divides K).
 Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K, int64_t group_size);
 // out[m, k] = q * s, in float.

@@ -37,8 +37,7 @@ class PreparedIntReference final : public PreparedLinear {
     float* out = y.data_as<float>();
     std::vector<double> xd(xf.begin(), xf.end());
     if (int8_activations_) {
-      std::vector<int32_t> group_of_k(static_cast<std::size_t>(K));
-      for (int64_t k = 0; k < K; ++k) group_of_k[k] = static_cast<int32_t>(w_.group_of(k));
+      const std::vector<int32_t> group_of_k = int8_activation_groups(w_);
       const Int8Activations q =
           quantize_int8_activations(xf.data(), M, K, group_of_k, w_.num_groups);
       for (int64_t m = 0; m < M; ++m) {
