@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/cpu/group_params_avx512.h"
 #include "kernels/reference/activation_quant.h"
 
 #define QLINEAR_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni,fma")))
@@ -19,7 +20,9 @@ namespace qlinear::int_a8 {
 namespace {
 
 using int_tiles::kTileN;
+using int_tiles::load_group_params;
 using int_tiles::TiledWeights;
+using int_tiles::TileParams;
 
 // How far ahead of the current step to prefetch (16 steps x 256 bytes), for decode.
 constexpr int64_t kPrefetchWords = 16 * kTileN;
@@ -27,8 +30,8 @@ constexpr int64_t kPrefetchWords = 16 * kTileN;
 // kRows activation rows x 64 columns. One row gets separate accumulators for the even and odd
 // nibble products (two chains per column) to hide vpdpbusd's latency.
 template <int kRows, int kBits>
-QLINEAR_AVX512_VNNI void block(const TiledWeights& w, const uint32_t* q, const float* scales,
-                               const float* zeros, const uint32_t* const* x, const float* const* sx,
+QLINEAR_AVX512_VNNI void block(const TiledWeights& w, const uint32_t* q, const TileParams& params,
+                               const uint32_t* const* x, const float* const* sx,
                                const float* const* qsum, float* const* y) {
   constexpr int kQuads = kBits == 4 ? 2 : 1;
   constexpr int kSets = kRows == 1 && kBits == 4 ? 2 : 1;
@@ -73,8 +76,9 @@ QLINEAR_AVX512_VNNI void block(const TiledWeights& w, const uint32_t* q, const f
       }
     }
     for (int j = 0; j < 4; ++j) {
-      const __m512 s = _mm512_loadu_ps(scales + g * kTileN + 16 * j);
-      const __m512 sz = _mm512_loadu_ps(zeros + g * kTileN + 16 * j);
+      __m512 s;
+      __m512 sz;
+      load_group_params(params, g, j, s, sz);
       for (int r = 0; r < kRows; ++r) {
         const __m512i sum =
             kSets == 1 ? acc[r][0][j] : _mm512_add_epi32(acc[r][0][j], acc[r][kSets - 1][j]);
@@ -101,9 +105,9 @@ QLINEAR_AVX512_VNNI void block_at(const TiledWeights& w, const A8Rows& rows, int
     y[i] = ytile + (r + i - r0) * kTileN;
   }
   if (w.bits == 4) {
-    block<kRows, 4>(w, w.tile_q(tile), w.tile_scales(tile), w.tile_zeros(tile), x, sx, qsum, y);
+    block<kRows, 4>(w, w.tile_q(tile), TileParams(w, tile), x, sx, qsum, y);
   } else {
-    block<kRows, 8>(w, w.tile_q(tile), w.tile_scales(tile), w.tile_zeros(tile), x, sx, qsum, y);
+    block<kRows, 8>(w, w.tile_q(tile), TileParams(w, tile), x, sx, qsum, y);
   }
 }
 

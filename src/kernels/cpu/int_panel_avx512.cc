@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "kernels/cpu/group_params_avx512.h"
 #include "kernels/cpu/int_tiles.h"
 
 #if defined(__x86_64__)
@@ -39,9 +40,8 @@ struct Chunk {
   const uint32_t* panel;  // [p1 - p0][kTileN] bf16 pairs
   int64_t p0;             // first pair (global pair index: rows 2*p0 ..)
   int64_t p1;
-  int64_t group_pairs;  // pairs per group (even)
-  const float* scales;  // the tile's [groups][kTileN]
-  const float* zeros;
+  int64_t group_pairs;       // pairs per group (even)
+  const TileParams* params;  // the tile's scales and zero points
 };
 
 // kRows activation rows over one chunk, one group segment at a time.
@@ -87,8 +87,9 @@ QLINEAR_AVX512 void panel_rows(const Chunk& c, const uint32_t* const* x, const f
     const bool first = p == g * c.group_pairs;
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
-      const __m512 s = _mm512_loadu_ps(c.scales + g * kTileN + 16 * j);
-      __m512 sz = _mm512_loadu_ps(c.zeros + g * kTileN + 16 * j);
+      __m512 s;
+      __m512 sz;
+      load_group_params(*c.params, g, j, s, sz);
       if constexpr (kFix) sz = _mm512_fnmadd_ps(_mm512_set1_ps(kAvx512Offset8), s, sz);
 #pragma GCC unroll 6
       for (int r = 0; r < kRows; ++r) {
@@ -304,8 +305,8 @@ QLINEAR_AVX512 void tile_job_panel_avx512(const TiledWeights& w, const Rows& row
   Chunk c{};
   c.panel = panel;
   c.group_pairs = w.K / w.groups / 2;
-  c.scales = w.tile_scales(tile);
-  c.zeros = w.tile_zeros(tile);
+  const TileParams params(w, tile);
+  c.params = &params;
   const PanelFn* fns = eight ? kPanelFns<true> : kPanelFns<false>;
   const int64_t rpo = rows.rows_per_out;
   const int64_t o0 = r0 / rpo;

@@ -174,6 +174,17 @@ Result<std::vector<int32_t>> block_groups(const IntWeights& w, const std::vector
   return groups;
 }
 
+// f16 when every scale survives f32 -> f16 -> f32 unchanged, else bf16 when every one survives
+// that, else f32 (NaN scales never get here: the converters reject them).
+ScaleStore narrowest_scale_store(const std::vector<float>& scales) {
+  const auto exact = [&](auto to, auto from) {
+    return std::all_of(scales.begin(), scales.end(), [&](float s) { return from(to(s)) == s; });
+  };
+  if (exact(f32_to_f16, f16_to_f32)) return ScaleStore::kF16;
+  if (exact(f32_to_bf16, bf16_to_f32)) return ScaleStore::kBf16;
+  return ScaleStore::kF32;
+}
+
 class TiledLinear final : public PreparedLinear {
  public:
   TiledLinear(std::string_view name, Isa isa, TiledWeights w)
@@ -322,15 +333,17 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
   if (identity) t.perm.clear();
 
   t.q = Tensor(DType::kI32, {t.tiles, t.steps, kTileN});
-  t.scales = Tensor(DType::kF32, {t.tiles, t.groups, kTileN});
-  t.scaled_zeros = Tensor(DType::kF32, {t.tiles, t.groups, kTileN});
+  t.scale_store = narrowest_scale_store(w.scales);
+  t.scales = Tensor(t.scale_store == ScaleStore::kF32   ? DType::kF32
+                    : t.scale_store == ScaleStore::kF16 ? DType::kF16
+                                                        : DType::kBF16,
+                    {t.tiles, t.groups, kTileN});
+  if (!w.zeros.empty()) t.zeros = Tensor(DType::kU8, {t.tiles, t.groups, kTileN});
+  t.zero_offset = zero_offset;
   const int64_t N = w.N;
   const int bits = w.bits;
   const uint32_t mask = (1u << bits) - 1;
-  const float sym_zero = static_cast<float>(1 << (bits - 1));
   uint32_t* q = t.q.data_as<uint32_t>();
-  float* scales = t.scales.data_as<float>();
-  float* zeros = t.scaled_zeros.data_as<float>();
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
   for (int64_t tile = 0; tile < t.tiles; ++tile) {
     const int64_t width = std::min(kTileN, N - tile * kTileN);
@@ -353,17 +366,46 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
       }
     }
     for (int64_t b = 0; b < t.groups; ++b) {
+      const int64_t at0 = static_cast<int64_t>(groups[b]) * N + tile * kTileN;
+      const int64_t out0 = (tile * t.groups + b) * kTileN;
       for (int64_t c = 0; c < width; ++c) {
-        const int64_t n = tile * kTileN + c;
-        const int64_t at = static_cast<int64_t>(groups[b]) * N + n;
-        const float s = w.scales[at];
-        const float z = w.zeros.empty() ? sym_zero : static_cast<float>(w.zeros[at]);
-        scales[(tile * t.groups + b) * kTileN + c] = s;
-        zeros[(tile * t.groups + b) * kTileN + c] = s * (z + zero_offset);
+        const float s = w.scales[at0 + c];
+        switch (t.scale_store) {
+          case ScaleStore::kF16:
+            t.scales.data_as<uint16_t>()[out0 + c] = f32_to_f16(s);
+            break;
+          case ScaleStore::kBf16:
+            t.scales.data_as<uint16_t>()[out0 + c] = f32_to_bf16(s);
+            break;
+          case ScaleStore::kF32:
+            t.scales.data_as<float>()[out0 + c] = s;
+            break;
+        }
+        if (!w.zeros.empty()) t.zeros.data_as<uint8_t>()[out0 + c] = w.zeros[at0 + c];
       }
     }
   }
   return t;
+}
+
+void TiledWeights::group_params(int64_t tile, int64_t g, int64_t c0, int64_t count, float* s,
+                                float* sz) const {
+  const int64_t at = g * kTileN + c0;
+  for (int64_t c = 0; c < count; ++c) {
+    switch (scale_store) {
+      case ScaleStore::kF16:
+        s[c] = f16_to_f32(static_cast<const uint16_t*>(tile_scales(tile))[at + c]);
+        break;
+      case ScaleStore::kBf16:
+        s[c] = bf16_to_f32(static_cast<const uint16_t*>(tile_scales(tile))[at + c]);
+        break;
+      case ScaleStore::kF32:
+        s[c] = static_cast<const float*>(tile_scales(tile))[at + c];
+        break;
+    }
+    const uint8_t* z = tile_zeros(tile);
+    sz[c] = s[c] * (z == nullptr ? symmetric_term() : static_cast<float>(z[at + c]) + zero_offset);
+  }
 }
 
 Result<std::unique_ptr<PreparedLinear>> IntTileKernel::prepare(const Canonical& weights,
@@ -394,8 +436,6 @@ void generic_rows(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t
   constexpr int kFields = 32 / kBits;
   constexpr uint32_t kMask = (1u << kBits) - 1;
   const uint32_t* q = w.tile_q(tile);
-  const float* scales = w.tile_scales(tile);
-  const float* zeros = w.tile_zeros(tile);
   for (int64_t r = r0; r < r1; ++r) {
     const float* x = rows.values.data() + r * w.steps * 8;
     const float* sums = rows.sums.data() + r * w.groups;
@@ -415,8 +455,9 @@ void generic_rows(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t
           acc[c] = sum;
         }
       }
-      const float* s = scales + g * kTileN;
-      const float* sz = zeros + g * kTileN;
+      float s[kTileN];
+      float sz[kTileN];
+      w.group_params(tile, g, 0, kTileN, s, sz);
       for (int64_t c = 0; c < kTileN; ++c) yrow[c] += s[c] * acc[c] - sz[c] * sums[g];
     }
   }

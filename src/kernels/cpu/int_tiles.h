@@ -4,9 +4,13 @@
 // Layout after prepare: N is cut into tiles of 64 columns (the last one zero-padded). A tile
 // stores its packed words as u32 [steps, 64] with steps = K*bits/32: word (d, c) is the
 // canonical GPTQ word of rows d*pf .. d*pf+pf-1 of column 64*tile + c (rows taken in act-order
-// order when g_idx is present), so one tile is one contiguous stream. Scales and folded zero
-// terms are f32 [groups, 64] per tile: y = sum_g s_g * (sum_k code*x) - sz_g * (sum_k x), with
-// sz = s * (z + offset) (offset: the bias an ISA adds to codes when it decodes them).
+// order when g_idx is present), so one tile is one contiguous stream. Per group, the kernels
+// compute y = sum_g s_g * (sum_k code*x) - sz_g * (sum_k x), with sz = s * (z + offset)
+// (offset: the bias an ISA adds to codes when it decodes them). Scales are stored [groups, 64]
+// per tile in the narrowest of f16 / bf16 / f32 that holds every scale of the layer exactly
+// (checkpoints store f16 or bf16), zero points as u8 [groups, 64] (none when symmetric), and
+// sz is formed per group at run time (group_params): decode streams the weights once, and f32
+// s and s*z per group were 12% more bytes than the 4-bit codes of a g128 layer.
 //
 // Act-order: perm = stable argsort(g_idx); weight rows are permuted at prepare and activation
 // columns at run (x' = x[:, perm]), so every group is a contiguous run of group_size rows.
@@ -36,34 +40,47 @@ inline constexpr float kAvx512Offset8 = 128.0f * 17.0f;
 
 enum class Isa { kGeneric, kAvx2, kAvx512 };
 
+// How a tile stores its scales (the narrowest exact form of the layer's f32 scales).
+enum class ScaleStore : uint8_t { kF16, kBf16, kF32 };
+
 struct TiledWeights {
   int bits = 4;
   int64_t K = 0;
   int64_t N = 0;
   int64_t tiles = 0;
-  int64_t steps = 0;          // u32 words per column: K*bits/32
-  int64_t group_steps = 0;    // words per group
-  int64_t groups = 0;         // K / group_size
-  Tensor q;                   // u32 [tiles, steps, 64]
-  Tensor scales;              // f32 [tiles, groups, 64]
-  Tensor scaled_zeros;        // f32 [tiles, groups, 64]
+  int64_t steps = 0;        // u32 words per column: K*bits/32
+  int64_t group_steps = 0;  // words per group
+  int64_t groups = 0;       // K / group_size
+  Tensor q;                 // u32 [tiles, steps, 64]
+  ScaleStore scale_store = ScaleStore::kF32;
+  Tensor scales;              // [tiles, groups, 64] as scale_store says
+  Tensor zeros;               // u8 [tiles, groups, 64]; empty: symmetric (2^(bits-1) everywhere)
+  float zero_offset = 0.0f;   // what the ISA adds to every code (see tile_int_weights)
   std::vector<int32_t> perm;  // [K] or empty (no act-order)
   std::vector<float> bias;    // [N] or empty
 
   const uint32_t* tile_q(int64_t tile) const {
     return q.data_as<uint32_t>() + tile * steps * kTileN;
   }
-  const float* tile_scales(int64_t tile) const {
-    return scales.data_as<float>() + tile * groups * kTileN;
+  // The tile's scales, [groups, 64] elements of scale_store.
+  const void* tile_scales(int64_t tile) const {
+    return static_cast<const char*>(scales.data()) + tile * groups * kTileN * scale_bytes();
   }
-  const float* tile_zeros(int64_t tile) const {
-    return scaled_zeros.data_as<float>() + tile * groups * kTileN;
+  // The tile's zero points [groups, 64], or nullptr when symmetric.
+  const uint8_t* tile_zeros(int64_t tile) const {
+    return zeros.data() == nullptr ? nullptr : zeros.data_as<uint8_t>() + tile * groups * kTileN;
   }
+  int64_t scale_bytes() const { return scale_store == ScaleStore::kF32 ? 4 : 2; }
+  // z + offset of a symmetric layer.
+  float symmetric_term() const { return static_cast<float>(1 << (bits - 1)) + zero_offset; }
+  // Columns [c0, c0 + count) of group g of a tile in f32: s, and sz = s * (z + offset), exactly as
+  // the vector loaders form them.
+  void group_params(int64_t tile, int64_t g, int64_t c0, int64_t count, float* s, float* sz) const;
 };
 
 // The load-time repack of canonical int weights (4 or 8 bits, group_size a multiple of the rows
-// per word, dividing K) into tiles; scaled_zeros = s * (z + zero_offset). Errors name `kernel` and
-// the layer (act-order groups of unequal size).
+// per word, dividing K) into tiles; the kernels form sz = s * (z + zero_offset). Errors name
+// `kernel` and the layer (act-order groups of unequal size).
 Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
                                       std::string_view kernel, const Canonical& weights);
 

@@ -16,9 +16,9 @@ namespace qlinear::int_tiles {
 namespace {
 
 template <int kRows, int kBits>
-QLINEAR_AVX2 void block(const TiledWeights& w, const uint32_t* q, const float* scales,
-                        const float* zeros, const float* const* x, const float* const* sums,
-                        float* const* y) {
+QLINEAR_AVX2 void block(const TiledWeights& w, int64_t tile, int64_t half, const float* const* x,
+                        const float* const* sums, float* const* y) {
+  const uint32_t* q = w.tile_q(tile) + 32 * half;
   for (int64_t g = 0; g < w.groups; ++g) {
     __m256 acc[kRows][4];
     for (int r = 0; r < kRows; ++r) {
@@ -45,9 +45,12 @@ QLINEAR_AVX2 void block(const TiledWeights& w, const uint32_t* q, const float* s
         }
       }
     }
+    alignas(32) float scales[32];
+    alignas(32) float zeros[32];
+    w.group_params(tile, g, 32 * half, 32, scales, zeros);
     for (int j = 0; j < 4; ++j) {
-      const __m256 s = _mm256_loadu_ps(scales + g * kTileN + 8 * j);
-      const __m256 sz = _mm256_loadu_ps(zeros + g * kTileN + 8 * j);
+      const __m256 s = _mm256_load_ps(scales + 8 * j);
+      const __m256 sz = _mm256_load_ps(zeros + 8 * j);
       for (int r = 0; r < kRows; ++r) {
         __m256 out = _mm256_loadu_ps(y[r] + 8 * j);
         out = _mm256_fmadd_ps(acc[r][j], s, out);
@@ -72,11 +75,9 @@ QLINEAR_AVX2 void block_at(const TiledWeights& w, const Rows& rows, int64_t tile
     float* y[kRows];
     for (int i = 0; i < kRows; ++i) y[i] = ytile + (r + i - r0) * kTileN + 32 * half;
     if (w.bits == 4) {
-      block<kRows, 4>(w, w.tile_q(tile) + 32 * half, w.tile_scales(tile) + 32 * half,
-                      w.tile_zeros(tile) + 32 * half, x, sums, y);
+      block<kRows, 4>(w, tile, half, x, sums, y);
     } else {
-      block<kRows, 8>(w, w.tile_q(tile) + 32 * half, w.tile_scales(tile) + 32 * half,
-                      w.tile_zeros(tile) + 32 * half, x, sums, y);
+      block<kRows, 8>(w, tile, half, x, sums, y);
     }
   }
 }

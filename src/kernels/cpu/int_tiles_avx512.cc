@@ -6,11 +6,14 @@
 // multiplies those pairs with the matching pairs of activations (Rows::pairs) and accumulates in
 // f32; the 128 per nibble is folded into the zero term at prepare. 8-bit words are the same 8
 // nibbles (code = lo + 16 * hi; the x16 lives in the activation pairs), so one kernel serves both.
-// Per group: acc = sum code*x over the group, then y += s * acc - s*(z+offset) * sum(x).
+// Per group: acc = sum code*x over the group, then y += s * acc - s*(z+offset) * sum(x), with s
+// and s*(z+offset) formed from the tile's compact scale and zero streams (group_params_avx512.h).
 #include "kernels/cpu/int_tiles.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "kernels/cpu/group_params_avx512.h"
 
 #define QLINEAR_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")))
 
@@ -24,9 +27,8 @@ constexpr int64_t kPrefetchWords = 16 * kTileN;
 // One row alone would chain 4 dependent vdpbf16ps per step on each accumulator, so it gets a
 // second set (even / odd slots) to hide the latency.
 template <int kRows>
-QLINEAR_AVX512 void block(const TiledWeights& w, const uint32_t* q, const float* scales,
-                          const float* zeros, const uint32_t* const* x, const float* const* sums,
-                          float* const* y) {
+QLINEAR_AVX512 void block(const TiledWeights& w, const uint32_t* q, const TileParams& params,
+                          const uint32_t* const* x, const float* const* sums, float* const* y) {
   const __m512i mask = _mm512_set1_epi32(0x000F000F);
   const __m512i magic = _mm512_set1_epi32(0x43004300);
   for (int64_t g = 0; g < w.groups; ++g) {
@@ -65,8 +67,9 @@ QLINEAR_AVX512 void block(const TiledWeights& w, const uint32_t* q, const float*
       }
     }
     for (int j = 0; j < 4; ++j) {
-      const __m512 s = _mm512_loadu_ps(scales + g * kTileN + 16 * j);
-      const __m512 sz = _mm512_loadu_ps(zeros + g * kTileN + 16 * j);
+      __m512 s;
+      __m512 sz;
+      load_group_params(params, g, j, s, sz);
       for (int r = 0; r < kRows; ++r) {
         __m512 out = _mm512_loadu_ps(y[r] + 16 * j);
         const __m512 sum =
@@ -91,7 +94,7 @@ QLINEAR_AVX512 void block_at(const TiledWeights& w, const Rows& rows, int64_t ti
     sums[i] = rows.sums.data() + (r + i) * w.groups;
     y[i] = ytile + ((r + i) / rows.rows_per_out - o0) * kTileN;
   }
-  block<kRows>(w, w.tile_q(tile), w.tile_scales(tile), w.tile_zeros(tile), x, sums, y);
+  block<kRows>(w, w.tile_q(tile), TileParams(w, tile), x, sums, y);
 }
 
 }  // namespace

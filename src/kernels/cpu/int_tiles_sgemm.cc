@@ -24,6 +24,14 @@ __attribute__((target("avx2,fma"))) void dequantize_block(const TiledWeights& w,
   const int rows_per_word = 32 / w.bits;
   const uint32_t mask = (1u << w.bits) - 1u;
   const int64_t group_size = w.K / w.groups;
+  // s and sz of every group of the block's tiles, formed once: [tile][group][64] each.
+  std::vector<float> params(static_cast<size_t>(2 * (t1 - t0) * w.groups * kTileN));
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t g = 0; g < w.groups; ++g) {
+      float* at = params.data() + 2 * ((t - t0) * w.groups + g) * kTileN;
+      w.group_params(t, g, 0, kTileN, at, at + kTileN);
+    }
+  }
   for (int64_t k = 0; k < w.K; ++k) {
     const int64_t d = k / rows_per_word;
     const int shift = w.bits * static_cast<int>(k % rows_per_word);
@@ -31,8 +39,8 @@ __attribute__((target("avx2,fma"))) void dequantize_block(const TiledWeights& w,
     float* row = block + k * width;
     for (int64_t t = t0; t < t1; ++t) {
       const uint32_t* words = w.tile_q(t) + d * kTileN;
-      const float* s = w.tile_scales(t) + g * kTileN;
-      const float* sz = w.tile_zeros(t) + g * kTileN;
+      const float* s = params.data() + 2 * ((t - t0) * w.groups + g) * kTileN;
+      const float* sz = s + kTileN;
       const int64_t c0 = (t - t0) * kTileN;
       const int64_t count = std::min(kTileN, width - c0);
       for (int64_t c = 0; c < count; ++c) {

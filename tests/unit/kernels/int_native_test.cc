@@ -24,6 +24,9 @@
 namespace qlinear {
 namespace {
 
+// Which compact form the tiles can store the scales in (int_tiles::ScaleStore).
+enum class ScaleKind { kF16Exact, kBf16Exact, kF32Only };
+
 struct Case {
   int bits = 4;
   int64_t K = 256;
@@ -32,6 +35,7 @@ struct Case {
   bool zeros = false;
   bool act_order = false;
   bool bias = false;
+  ScaleKind scale_kind = ScaleKind::kF16Exact;
 };
 
 struct Layer {
@@ -50,14 +54,27 @@ Layer make_layer(const Case& c, uint32_t seed) {
   const int64_t G = c.K / c.group;
   const uint32_t levels = 1u << c.bits;
   std::uniform_int_distribution<uint32_t> code(0, levels - 1);
-  // Scales m * 2^-10 with small m: exact in f32, so the reference sees the kernel's scales.
+  // Scales exact in f32, so the reference sees the kernel's scales: m * 2^-10 with small m (f16
+  // holds them), m * 2^17 (above f16's range, bf16 holds them), or 21-bit m * 2^-30 (only f32).
   std::uniform_int_distribution<int> mant(1, 64);
+  std::uniform_int_distribution<int> wide(1 << 20, (1 << 21) - 1);
+  const auto scale = [&]() {
+    switch (c.scale_kind) {
+      case ScaleKind::kF16Exact:
+        return std::ldexp(mant(rng), -10);
+      case ScaleKind::kBf16Exact:
+        return std::ldexp(mant(rng), 17);
+      case ScaleKind::kF32Only:
+        return std::ldexp(wide(rng) | 1, -30);
+    }
+    return 0.0;
+  };
   l.codes.resize(static_cast<size_t>(c.K * c.N));
   for (auto& v : l.codes) v = code(rng);
   l.zero.resize(static_cast<size_t>(G * c.N));
   for (auto& z : l.zero) z = c.zeros ? code(rng) : levels / 2;
   l.scales.resize(static_cast<size_t>(G * c.N));
-  for (auto& s : l.scales) s = std::ldexp(mant(rng), -10);
+  for (auto& s : l.scales) s = scale();
   l.group_of.resize(static_cast<size_t>(c.K));
   for (int64_t k = 0; k < c.K; ++k) l.group_of[k] = static_cast<int32_t>(k / c.group);
   if (c.act_order) std::shuffle(l.group_of.begin(), l.group_of.end(), rng);
@@ -167,9 +184,10 @@ double tolerance(const std::string& kernel, DType dtype, int64_t M) {
 // Runs `kernel` on every case and compares; skips kernels this CPU cannot run.
 void expect_matches(const std::string& name, const Case& c, int64_t M, DType dtype,
                     int threads = 0) {
-  SCOPED_TRACE(::testing::Message() << name << " bits=" << c.bits << " K=" << c.K << " N=" << c.N
-                                    << " g=" << c.group << " zp=" << c.zeros << " act_order="
-                                    << c.act_order << " M=" << M << " x=" << dtype_name(dtype));
+  SCOPED_TRACE(::testing::Message()
+               << name << " bits=" << c.bits << " K=" << c.K << " N=" << c.N << " g=" << c.group
+               << " zp=" << c.zeros << " act_order=" << c.act_order << " M=" << M
+               << " x=" << dtype_name(dtype) << " scales=" << static_cast<int>(c.scale_kind));
   const LinearKernel* kernel = find_kernel(name);
   ASSERT_NE(kernel, nullptr);
   const Device device = host();
@@ -210,6 +228,60 @@ TEST(IntNativeTest, EveryGroupSizeWithAndWithoutZeros) {
         for (bool zeros : {false, true}) {
           expect_matches(name, Case{bits, 384, 64, group, zeros}, 2, DType::kF32);
         }
+      }
+    }
+  }
+}
+
+TEST(IntNativeTest, TilesStoreScalesInTheNarrowestExactFormAndRebuildThem) {
+  // f16 / bf16 / f32 chosen by exactness; group_params gives back every scale bit for bit and
+  // sz = s * (z + offset) (padding columns of the last tile: zero).
+  const std::pair<ScaleKind, int_tiles::ScaleStore> kinds[] = {
+      {ScaleKind::kF16Exact, int_tiles::ScaleStore::kF16},
+      {ScaleKind::kBf16Exact, int_tiles::ScaleStore::kBf16},
+      {ScaleKind::kF32Only, int_tiles::ScaleStore::kF32}};
+  for (const auto& [kind, store] : kinds) {
+    for (bool zeros : {false, true}) {
+      for (int bits : {4, 8}) {
+        Case c{bits, 256, 100, 64, zeros};
+        c.scale_kind = kind;
+        const Layer l = make_layer(c, 7);
+        const auto& w = std::get<IntWeights>(l.canonical.weights);
+        const float offset = bits == 4 ? 128.0f : 2176.0f;
+        auto tiled = int_tiles::tile_int_weights(w, offset, "test", l.canonical);
+        ASSERT_TRUE(tiled.ok()) << tiled.status().to_string();
+        EXPECT_EQ(tiled->scale_store, store);
+        EXPECT_EQ(tiled->tile_zeros(0) != nullptr, zeros);
+        for (int64_t tile = 0; tile < tiled->tiles; ++tile) {
+          for (int64_t g = 0; g < tiled->groups; ++g) {
+            float s[int_tiles::kTileN];
+            float sz[int_tiles::kTileN];
+            tiled->group_params(tile, g, 0, int_tiles::kTileN, s, sz);
+            for (int64_t col = 0; col < int_tiles::kTileN; ++col) {
+              const int64_t n = tile * int_tiles::kTileN + col;
+              const float want_s = n < c.N ? w.scales[g * c.N + n] : 0.0f;
+              const float z = static_cast<float>(n < c.N ? l.zero[g * c.N + n] : 0);
+              const float want_sz = n < c.N ? want_s * (z + offset) : 0.0f;
+              ASSERT_EQ(s[col], want_s) << "tile " << tile << " group " << g << " col " << col;
+              ASSERT_EQ(sz[col], want_sz) << "tile " << tile << " group " << g << " col " << col;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(IntNativeTest, EveryScaleStoreMatches) {
+  // Each kernel's own loader of f16, bf16 and f32 scales with and without zero points: the
+  // inline decode (M = 1, 3), the AVX2 sgemm path and the avx512 panel engine (M = 300).
+  for (const std::string& name : native_kernels()) {
+    const int bits = kernel_bits(name) == 0 ? 4 : kernel_bits(name);
+    for (ScaleKind kind : {ScaleKind::kF16Exact, ScaleKind::kBf16Exact, ScaleKind::kF32Only}) {
+      for (bool zeros : {false, true}) {
+        Case c{bits, 256, 72, 64, zeros};
+        c.scale_kind = kind;
+        for (int64_t M : {1, 3, 300}) expect_matches(name, c, M, DType::kBF16);
       }
     }
   }
