@@ -19,6 +19,7 @@
 namespace qlinear::int_a8 {
 namespace {
 
+using int_tiles::GroupParams;
 using int_tiles::kTileN;
 using int_tiles::load_group_params;
 using int_tiles::TiledWeights;
@@ -36,7 +37,9 @@ QLINEAR_AVX512_VNNI void block(const TiledWeights& w, const uint32_t* q, const T
   constexpr int kQuads = kBits == 4 ? 2 : 1;
   constexpr int kSets = kRows == 1 && kBits == 4 ? 2 : 1;
   const __m512i nibbles = _mm512_set1_epi32(0x0F0F0F0F);
+  GroupParams gp;
   for (int64_t g = 0; g < w.groups; ++g) {
+    load_group_params(params, g, gp);
     __m512i acc[kRows][kSets][4];
     for (int r = 0; r < kRows; ++r) {
       for (int s = 0; s < kSets; ++s) {
@@ -76,9 +79,8 @@ QLINEAR_AVX512_VNNI void block(const TiledWeights& w, const uint32_t* q, const T
       }
     }
     for (int j = 0; j < 4; ++j) {
-      __m512 s;
-      __m512 sz;
-      load_group_params(params, g, j, s, sz);
+      const __m512 s = _mm512_load_ps(gp.s + 16 * j);
+      const __m512 sz = _mm512_load_ps(gp.sz + 16 * j);
       for (int r = 0; r < kRows; ++r) {
         const __m512i sum =
             kSets == 1 ? acc[r][0][j] : _mm512_add_epi32(acc[r][0][j], acc[r][kSets - 1][j]);

@@ -53,6 +53,8 @@ QLINEAR_AVX512 void panel_rows(const Chunk& c, const uint32_t* const* x, const f
   for (int64_t p = c.p0; p < c.p1;) {
     const int64_t g = p / c.group_pairs;
     const int64_t end = std::min(c.p1, (g + 1) * c.group_pairs);
+    GroupParams gp;
+    load_group_params(*c.params, g, gp);
     // Every loop over rows / sets / columns fully unrolled: the accumulators stay in registers
     // through the epilogue too.
     __m512 acc[kRows][kSets][4];
@@ -87,9 +89,8 @@ QLINEAR_AVX512 void panel_rows(const Chunk& c, const uint32_t* const* x, const f
     const bool first = p == g * c.group_pairs;
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
-      __m512 s;
-      __m512 sz;
-      load_group_params(*c.params, g, j, s, sz);
+      const __m512 s = _mm512_load_ps(gp.s + 16 * j);
+      __m512 sz = _mm512_load_ps(gp.sz + 16 * j);
       if constexpr (kFix) sz = _mm512_fnmadd_ps(_mm512_set1_ps(kAvx512Offset8), s, sz);
 #pragma GCC unroll 6
       for (int r = 0; r < kRows; ++r) {

@@ -31,7 +31,9 @@ QLINEAR_AVX512 void block(const TiledWeights& w, const uint32_t* q, const TilePa
                           const uint32_t* const* x, const float* const* sums, float* const* y) {
   const __m512i mask = _mm512_set1_epi32(0x000F000F);
   const __m512i magic = _mm512_set1_epi32(0x43004300);
+  GroupParams gp;
   for (int64_t g = 0; g < w.groups; ++g) {
+    load_group_params(params, g, gp);
     constexpr int kSets = kRows == 1 ? 2 : 1;
     __m512 acc[kRows][kSets][4];
     for (int r = 0; r < kRows; ++r) {
@@ -67,9 +69,8 @@ QLINEAR_AVX512 void block(const TiledWeights& w, const uint32_t* q, const TilePa
       }
     }
     for (int j = 0; j < 4; ++j) {
-      __m512 s;
-      __m512 sz;
-      load_group_params(params, g, j, s, sz);
+      const __m512 s = _mm512_load_ps(gp.s + 16 * j);
+      const __m512 sz = _mm512_load_ps(gp.sz + 16 * j);
       for (int r = 0; r < kRows; ++r) {
         __m512 out = _mm512_loadu_ps(y[r] + 16 * j);
         const __m512 sum =
