@@ -63,40 +63,17 @@ class A8Linear final : public PreparedLinear {
     const int64_t M = x.dim(0);
     QL_RETURN_IF_ERROR(check_output(y, M, w_.N, name_));
     if (M == 0) return Status::ok_status();
-    if (!w_.perm.empty()) {
-      std::vector<float> permuted(xf.size());
-      for (int64_t m = 0; m < M; ++m) {
-        for (int64_t k = 0; k < w_.K; ++k) permuted[m * w_.K + k] = xf[m * w_.K + w_.perm[k]];
-      }
-      xf.swap(permuted);
-    }
-    float* out = y.data_as<float>();
+    xf = int_tiles::permute_columns(std::move(xf), M, w_.K, w_.perm);
     const int64_t chunks = (M + kRowChunk - 1) / kRowChunk;
-    const int64_t jobs = w_.tiles * chunks;
-    const ThreadBudget budget(stream, jobs);  // shared fairly with concurrent calls
+    const ThreadBudget budget(stream, w_.tiles * chunks);  // shared fairly with concurrent calls
     const int threads = budget.threads();
     const A8Rows rows = quantize_rows(w_, xf, M, threads);
-#pragma omp parallel num_threads(threads) if (threads > 1)
-    {
-      std::vector<float> ytile(static_cast<size_t>(kRowChunk * kTileN));
-#pragma omp for schedule(static)
-      for (int64_t j = 0; j < jobs; ++j) {
-        const int64_t tile = j / chunks;
-        const int64_t r0 = (j % chunks) * kRowChunk;
-        const int64_t r1 = std::min(M, r0 + kRowChunk);
-        std::fill(ytile.begin(), ytile.begin() + (r1 - r0) * kTileN, 0.0f);
-        tile_job_vnni(w_, rows, tile, r0, r1, ytile.data());
-        const int64_t n0 = tile * kTileN;
-        const int64_t width = std::min(kTileN, w_.N - n0);
-        for (int64_t r = r0; r < r1; ++r) {
-          const float* src = ytile.data() + (r - r0) * kTileN;
-          float* dst = out + r * w_.N + n0;
-          for (int64_t c = 0; c < width; ++c) {
-            dst[c] = src[c] + (w_.bias.empty() ? 0.0f : w_.bias[n0 + c]);
-          }
-        }
-      }
-    }
+    int_tiles::for_each_tile_job(
+        w_, M, 1, y.data_as<float>(), threads,
+        [&](int64_t tile, int64_t r0, int64_t r1, float* ytile) {
+          tile_job_vnni(w_, rows, tile, r0, r1, ytile);
+        },
+        kRowChunk);
     return Status::ok_status();
   }
 

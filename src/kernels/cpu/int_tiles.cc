@@ -65,19 +65,6 @@ int64_t panel_row_chunk(int64_t rows, int64_t tiles, int threads) {
   return (per + kBlock - 1) / kBlock * kBlock;
 }
 
-// x' = x[:, perm] (a copy only when there is a permutation).
-std::vector<float> permute_columns(std::vector<float> x, int64_t M, int64_t K,
-                                   const std::vector<int32_t>& perm) {
-  if (perm.empty()) return x;
-  std::vector<float> out(x.size());
-  for (int64_t m = 0; m < M; ++m) {
-    const float* src = x.data() + m * K;
-    float* dst = out.data() + m * K;
-    for (int64_t k = 0; k < K; ++k) dst[k] = src[perm[k]];
-  }
-  return out;
-}
-
 // f32 per code field for the avx2 and generic paths: values[r, d, i] = x[d*F + i] for the
 // F = 32/bits fields of word d (stride 8). avx2 decodes field i < F-1 as
 // (word & mask << bits*i) without the shift, so its x carries 2^-bits*i.
@@ -112,41 +99,12 @@ Rows rows_f32(const TiledWeights& w, const std::vector<float>& x, int64_t M, boo
 // jobs on a shared machine), else a static split.
 void run_tiles(const TiledWeights& w, const Rows& rows, float* y, int threads, TileJob job,
                int64_t row_chunk = kRowChunk, bool dynamic = false) {
-  const int64_t chunks = (rows.count + row_chunk - 1) / row_chunk;
-  const int64_t jobs = w.tiles * chunks;
-  threads = static_cast<int>(std::min<int64_t>(threads, jobs));
-  const int64_t rpo = rows.rows_per_out;
-  auto run_job = [&](int64_t j, float* ytile) {
-    const int64_t tile = j / chunks;
-    const int64_t r0 = (j % chunks) * row_chunk;
-    const int64_t r1 = std::min(rows.count, r0 + row_chunk);
-    const int64_t o0 = r0 / rpo;
-    const int64_t o1 = (r1 - 1) / rpo + 1;
-    std::fill(ytile, ytile + (o1 - o0) * kTileN, 0.0f);
-    job(w, rows, tile, r0, r1, ytile);
-    const int64_t n0 = tile * kTileN;
-    const int64_t width = std::min(kTileN, w.N - n0);
-    for (int64_t o = o0; o < o1; ++o) {
-      const float* src = ytile + (o - o0) * kTileN;
-      float* dst = y + o * w.N + n0;
-      if (w.bias.empty()) {
-        std::copy(src, src + width, dst);
-      } else {
-        for (int64_t c = 0; c < width; ++c) dst[c] = src[c] + w.bias[n0 + c];
-      }
-    }
-  };
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    std::vector<float> ytile(static_cast<size_t>(row_chunk * kTileN));
-    if (dynamic) {
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile.data());
-    } else {
-#pragma omp for schedule(static)
-      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile.data());
-    }
-  }
+  for_each_tile_job(
+      w, rows.count, rows.rows_per_out, y, threads,
+      [&](int64_t tile, int64_t r0, int64_t r1, float* ytile) {
+        job(w, rows, tile, r0, r1, ytile);
+      },
+      row_chunk, dynamic);
 }
 
 // Sorted act-order: for each block of group_size sorted rows, the checkpoint group it holds.
@@ -304,6 +262,18 @@ Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device)
                                                            problem.group_size, problem.K));
   }
   return Verdict::accept();
+}
+
+std::vector<float> permute_columns(std::vector<float> x, int64_t M, int64_t K,
+                                   const std::vector<int32_t>& perm) {
+  if (perm.empty()) return x;
+  std::vector<float> out(x.size());
+  for (int64_t m = 0; m < M; ++m) {
+    const float* src = x.data() + m * K;
+    float* dst = out.data() + m * K;
+    for (int64_t k = 0; k < K; ++k) dst[k] = src[perm[k]];
+  }
+  return out;
 }
 
 Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,

@@ -16,6 +16,7 @@
 // columns at run (x' = x[:, perm]), so every group is a contiguous run of group_size rows.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -111,6 +112,53 @@ inline void for_row_blocks(int64_t r0, int64_t r1, Fn&& fn) {
   int64_t r = r0;
   for (; r + kMax <= r1; r += kMax) fn(r, std::integral_constant<int, kMax>{});
   row_block_remainder<kMax - 1>(r1 - r, r, fn);
+}
+
+// x' = x[:, perm] for M rows of K (a copy only when there is a permutation).
+std::vector<float> permute_columns(std::vector<float> x, int64_t M, int64_t K,
+                                   const std::vector<int32_t>& perm);
+
+// Runs job(tile, r0, r1, ytile) for every tile and chunk of `row_chunk` activation rows on
+// `threads` OpenMP threads (statically, or dynamically for uneven jobs), then writes the chunk's
+// output rows (rows / rows_per_out) of the tile, plus bias, into y [M, N]. ytile holds
+// row_chunk x 64 floats per thread, zeroed before each job.
+template <class Job>
+void for_each_tile_job(const TiledWeights& w, int64_t rows, int rows_per_out, float* y, int threads,
+                       Job&& job, int64_t row_chunk, bool dynamic = false) {
+  const int64_t chunks = (rows + row_chunk - 1) / row_chunk;
+  const int64_t jobs = w.tiles * chunks;
+  threads = static_cast<int>(std::min<int64_t>(threads, jobs));
+  auto run_job = [&](int64_t j, float* ytile) {
+    const int64_t tile = j / chunks;
+    const int64_t r0 = (j % chunks) * row_chunk;
+    const int64_t r1 = std::min(rows, r0 + row_chunk);
+    const int64_t o0 = r0 / rows_per_out;
+    const int64_t o1 = (r1 - 1) / rows_per_out + 1;
+    std::fill(ytile, ytile + (o1 - o0) * kTileN, 0.0f);
+    job(tile, r0, r1, ytile);
+    const int64_t n0 = tile * kTileN;
+    const int64_t width = std::min(kTileN, w.N - n0);
+    for (int64_t o = o0; o < o1; ++o) {
+      const float* src = ytile + (o - o0) * kTileN;
+      float* dst = y + o * w.N + n0;
+      if (w.bias.empty()) {
+        std::copy(src, src + width, dst);
+      } else {
+        for (int64_t c = 0; c < width; ++c) dst[c] = src[c] + w.bias[n0 + c];
+      }
+    }
+  };
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    std::vector<float> ytile(static_cast<size_t>(row_chunk * kTileN));
+    if (dynamic) {
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile.data());
+    } else {
+#pragma omp for schedule(static)
+      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile.data());
+    }
+  }
 }
 
 // Computes rows [r0, r1) of one tile into ytile (rows are output rows r/rows_per_out - r0/rpo,
