@@ -1,5 +1,6 @@
 // cpu.w4a16.avx2 | scheme: 4-bit int (AWQ, GPTQ, AutoRound), sym or zero points, act-order
-// after prepare: 64-column tiles of GPTQ words, f32 scales and s*z per group and tile
+// after prepare: 64-column tiles of GPTQ words, f16/bf16/f32 scales and u8 zeros per group and
+// tile, s*z formed per group
 // (int_tiles.h); math: int_tiles_avx2.cc (codes converted to f32, f32 FMA)
 // limits: group_size % 8 == 0 and divides K; any N (ragged tile zero-padded); bits 4 only
 // accuracy: f32 throughout (~1e-6 relative)

@@ -1,5 +1,6 @@
 // cpu.w4a16.avx512 | scheme: 4-bit int (AWQ, GPTQ, AutoRound), sym or zero points, act-order
-// after prepare: 64-column tiles of GPTQ words, f32 scales and s*(z+128) per group and tile
+// after prepare: 64-column tiles of GPTQ words, f16/bf16/f32 scales and u8 zeros per group and
+// tile, s*(z+128) formed per group
 // (int_tiles.h); math: int_tiles_avx512.cc (vdpbf16ps on codes decoded exactly to bf16 inline,
 // per block of 5 rows); from kPanelMinRows4 activation rows the panel engine int_panel_avx512.cc
 // (decoded once per 128-row chunk; measured equal below that, see docs/design.md)

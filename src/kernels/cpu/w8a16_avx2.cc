@@ -1,6 +1,7 @@
 // cpu.w8a16.avx2 | scheme: 8-bit int (GPTQ, AutoRound, compressed-tensors), sym or zero
 // points, act-order
-// after prepare: 64-column tiles of GPTQ words, f32 scales and s*z per group and tile
+// after prepare: 64-column tiles of GPTQ words, f16/bf16/f32 scales and u8 zeros per group and
+// tile, s*z formed per group
 // (int_tiles.h); math: int_tiles_avx2.cc (each byte converted to f32, f32 FMA)
 // limits: group_size % 4 == 0 and divides K; any N (ragged tile zero-padded); bits 8 only
 // accuracy: f32 throughout (~1e-6 relative)

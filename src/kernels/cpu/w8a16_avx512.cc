@@ -1,6 +1,7 @@
 // cpu.w8a16.avx512 | scheme: 8-bit int (GPTQ, AutoRound, compressed-tensors), sym or zero
 // points, act-order
-// after prepare: 64-column tiles of GPTQ words, f32 scales and s*(z+2176) per group and tile
+// after prepare: 64-column tiles of GPTQ words, f16/bf16/f32 scales and u8 zeros per group and
+// tile, s*(z+2176) formed per group
 // (int_tiles.h); math: below kPanelMinRows8 activation rows int_tiles_avx512.cc (a code is two
 // nibbles lo + 16*hi, each decoded exactly to bf16 and multiplied by vdpbf16ps); from there the
 // panel engine int_panel_avx512.cc (each 128-row chunk of a tile decoded once to exact bf16 codes,

@@ -1,6 +1,7 @@
 // cpu.w8a8.avx512vnni | scheme: 8-bit int weights (AWQ, GPTQ, AutoRound), sym or zero points,
 //   act-order, with int8 activations -- only when asked for with --int8-activations
-// after prepare: the 64-column tiles of int_tiles.h with s*z per group (no offset)
+// after prepare: the 64-column tiles of int_tiles.h (scales at checkpoint precision, u8 zeros;
+// s*z formed per group, no offset)
 // math: int_a8_avx512.cc (vpdpbusd, u8 codes x s8 activations, int32 per group)
 // limits: group_size % 4 == 0, divides K, <= 66311 (int32 accumulators); any N
 // accuracy: weights exact; activations per activation_quant.h (int8 per row and weight group);
