@@ -17,39 +17,13 @@
 namespace qlinear {
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using RunResult = e2e::CliRun;
 
 RunResult run_cli(const std::vector<std::string>& args) {
   static int counter = 0;
   const std::string err_dir = e2e::fresh_dir("cli_stderr", std::to_string(counter++));
   std::filesystem::create_directories(err_dir);
-  const std::string err_path = err_dir + "/stderr.txt";
-  std::string command = shell_quote(QLINEAR_CLI_PATH);
-  for (const std::string& a : args) command += " " + shell_quote(a);
-  command += " 2>" + shell_quote(err_path);
-  RunResult r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  std::stringstream ss;
-  ss << err.rdbuf();
-  r.err = ss.str();
-  return r;
+  return e2e::run_cli(args, err_dir);
 }
 
 std::string lower(std::string s) {

@@ -1,6 +1,11 @@
 #include "e2e_util.h"
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace qlinear::e2e {
 
@@ -8,6 +13,37 @@ std::string fresh_dir(const std::string& group, const std::string& name) {
   const std::string dir = std::string(QLINEAR_TEST_TMPDIR) + "/e2e/" + group + "/" + name;
   std::filesystem::remove_all(dir);
   return dir;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+CliRun run_cli(const std::vector<std::string>& args, const std::string& scratch_dir,
+               const std::string& disabled_kernels) {
+  const std::string err_path = scratch_dir + "/stderr.txt";
+  std::string command = "env -u QLINEAR_DISABLED_KERNELS ";
+  if (!disabled_kernels.empty()) {
+    command += "QLINEAR_DISABLED_KERNELS=" + shell_quote(disabled_kernels) + " ";
+  }
+  command += shell_quote(QLINEAR_CLI_PATH);
+  for (const std::string& a : args) command += " " + shell_quote(a);
+  command += " 2>" + shell_quote(err_path);
+  CliRun r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  std::stringstream ss;
+  ss << err.rdbuf();
+  r.err = ss.str();
+  return r;
 }
 
 std::vector<FusedLayer> expected_fused_layers(const FixtureModel& model) {

@@ -26,13 +26,8 @@
 namespace qlinear {
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using RunResult = e2e::CliRun;
 
-// A fresh folder private to this test process (ctest runs tests as parallel processes).
 std::string test_dir(const std::string& group) {
   static int counter = 0;
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -45,34 +40,8 @@ std::string test_dir(const std::string& group) {
   return dir;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs the CLI with `args`; `disabled` (if not empty) becomes QLINEAR_DISABLED_KERNELS.
 RunResult run_cli(const std::vector<std::string>& args, const std::string& disabled = "") {
-  const std::string err_dir = test_dir("explain_layer_stderr");
-  const std::string err_path = err_dir + "/stderr.txt";
-  std::string command = "env -u QLINEAR_DISABLED_KERNELS ";
-  if (!disabled.empty()) command += "QLINEAR_DISABLED_KERNELS=" + shell_quote(disabled) + " ";
-  command += shell_quote(QLINEAR_CLI_PATH);
-  for (const std::string& a : args) command += " " + shell_quote(a);
-  command += " 2>" + shell_quote(err_path);
-  RunResult r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  std::stringstream ss;
-  ss << err.rdbuf();
-  r.err = ss.str();
-  return r;
+  return e2e::run_cli(args, test_dir("explain_layer_stderr"), disabled);
 }
 
 nlohmann::json explain_json(const std::string& dir, const std::vector<std::string>& extra) {

@@ -40,23 +40,14 @@ class PreparedDenseBlas final : public PreparedLinear {
     const int64_t N = w_.N;
     QL_RETURN_IF_ERROR(check_output(y, M, N, kName));
     if (M == 0) return Status::ok_status();
-    float* out = y.data_as<float>();
-    std::vector<float> tile;
-    if (f32_.empty()) tile.resize(static_cast<std::size_t>(K * std::min(N, kBlasTileN)));
-    for (int64_t n0 = 0; n0 < N; n0 += kBlasTileN) {
-      const int64_t count = std::min(kBlasTileN, N - n0);
-      const float* w = f32_.data() + n0 * K;
-      if (f32_.empty()) {
-        dequant_dense_tile(w_, n0, count, tile.data());
-        w = tile.data();
-      }
-      // y[:, n0:n0+count] = x [M, K] * W[n0:n0+count, :]^T
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(M),
-                  static_cast<blasint>(count), static_cast<blasint>(K), 1.0f, xf.data(),
-                  static_cast<blasint>(K), w, static_cast<blasint>(K), 0.0f, out + n0,
-                  static_cast<blasint>(N));
-    }
-    add_bias(w_.bias, M, N, out);
+    sgemm_by_column_tiles(
+        xf.data(), M, K, N, TileOrder::kNMajor,
+        [&](int64_t n0, int64_t count, float* scratch) -> const float* {
+          if (!f32_.empty()) return f32_.data() + n0 * K;  // f32 weights: no copy
+          dequant_dense_tile(w_, n0, count, scratch);
+          return scratch;
+        },
+        w_.bias, y.data_as<float>());
     return Status::ok_status();
   }
 
@@ -72,10 +63,7 @@ class DenseBlas final : public LinearKernel {
   Platform platform() const override { return Platform::kCpu; }
 
   Verdict check(const LinearProblem& p, const Device& device) const override {
-    if (device.platform != Platform::kCpu) {
-      return Verdict::reject(Reason::kWrongPlatform, fmt::format("device is {}; needs cpu",
-                                                                 platform_name(device.platform)));
-    }
+    if (Verdict cpu = check_cpu_device(device); !cpu.ok()) return cpu;
     return check_dense_problem(p);
   }
 

@@ -41,18 +41,13 @@ class PreparedIntBlas final : public PreparedLinear {
           quantize_int8_activations(xf.data(), M, K, group_of_k, w_.num_groups);
       dequantize_int8_activations(q, group_of_k, xf.data());
     }
-    float* out = y.data_as<float>();
-    std::vector<float> tile(static_cast<std::size_t>(K * std::min(N, kBlasTileN)));
-    for (int64_t n0 = 0; n0 < N; n0 += kBlasTileN) {
-      const int64_t count = std::min(kBlasTileN, N - n0);
-      dequant_int_tile(w_, n0, count, tile.data());
-      // y[:, n0:n0+count] = x [M, K] * tile [K, count]
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(M),
-                  static_cast<blasint>(count), static_cast<blasint>(K), 1.0f, xf.data(),
-                  static_cast<blasint>(K), tile.data(), static_cast<blasint>(count), 0.0f, out + n0,
-                  static_cast<blasint>(N));
-    }
-    add_bias(w_.bias, M, N, out);
+    sgemm_by_column_tiles(
+        xf.data(), M, K, N, TileOrder::kKMajor,
+        [&](int64_t n0, int64_t count, float* scratch) {
+          dequant_int_tile(w_, n0, count, scratch);
+          return scratch;
+        },
+        w_.bias, y.data_as<float>());
     return Status::ok_status();
   }
 
@@ -68,10 +63,7 @@ class IntBlas final : public LinearKernel {
   Platform platform() const override { return Platform::kCpu; }
 
   Verdict check(const LinearProblem& p, const Device& device) const override {
-    if (device.platform != Platform::kCpu) {
-      return Verdict::reject(Reason::kWrongPlatform, fmt::format("device is {}; needs cpu",
-                                                                 platform_name(device.platform)));
-    }
+    if (Verdict cpu = check_cpu_device(device); !cpu.ok()) return cpu;
     return check_int_problem(p);
   }
 

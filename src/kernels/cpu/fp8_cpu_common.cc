@@ -61,10 +61,7 @@ int64_t round_up(int64_t value, int64_t multiple) {
 
 Verdict check_fp8(const LinearProblem& problem, const Device& device, Fp8Mode mode,
                   const IsaNeeds& needs) {
-  if (device.platform != Platform::kCpu) {
-    return Verdict::reject(Reason::kWrongPlatform,
-                           fmt::format("device is {}; needs cpu", platform_name(device.platform)));
-  }
+  if (Verdict cpu = check_cpu_device(device); !cpu.ok()) return cpu;
 #if !defined(__x86_64__)
   return Verdict::reject(Reason::kNotCompiled, "x86-64 kernel; this binary is not for x86-64");
 #endif

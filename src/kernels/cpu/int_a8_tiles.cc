@@ -90,10 +90,7 @@ int64_t max_group_for_bits(int bits) {
 }
 
 Verdict IntA8Kernel::check(const LinearProblem& problem, const Device& device) const {
-  if (device.platform != Platform::kCpu) {
-    return Verdict::reject(Reason::kWrongPlatform,
-                           fmt::format("device is {}; needs cpu", platform_name(device.platform)));
-  }
+  if (Verdict cpu = check_cpu_device(device); !cpu.ok()) return cpu;
 #if !defined(__x86_64__)
   return Verdict::reject(Reason::kNotCompiled, "x86-64 kernel; this binary is not for x86-64");
 #endif

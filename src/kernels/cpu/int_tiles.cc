@@ -227,10 +227,7 @@ class TiledLinear final : public PreparedLinear {
 }  // namespace
 
 Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device) const {
-  if (device.platform != Platform::kCpu) {
-    return Verdict::reject(Reason::kWrongPlatform,
-                           fmt::format("device is {}; needs cpu", platform_name(device.platform)));
-  }
+  if (Verdict cpu = check_cpu_device(device); !cpu.ok()) return cpu;
   if (!isa_compiled(isa_)) {
     return Verdict::reject(Reason::kNotCompiled, "x86 ISA variants are built on x86-64 only");
   }

@@ -37,6 +37,12 @@ Status check_bias(std::string_view kernel, const Canonical& weights, const std::
 
 }  // namespace
 
+Verdict check_cpu_device(const Device& device) {
+  if (device.platform == Platform::kCpu) return Verdict::accept();
+  return Verdict::reject(Reason::kWrongPlatform,
+                         fmt::format("device is {}; needs cpu", platform_name(device.platform)));
+}
+
 Verdict check_io_dtypes(const LinearProblem& problem) {
   if (!is_activation_dtype(problem.act_dtype)) {
     return Verdict::reject(Reason::kDtype, fmt::format("activations are {}; needs f32, bf16 or f16",

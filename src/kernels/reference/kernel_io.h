@@ -10,6 +10,7 @@
 #include "convert/canonical.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "kernels/device.h"
 #include "kernels/problem.h"
 #include "kernels/reasons.h"
 
@@ -17,6 +18,9 @@ namespace qlinear {
 
 // Activations f32, bf16 or f16; output f32.
 Verdict check_io_dtypes(const LinearProblem& problem);
+
+// The device is a CPU (reason wrong-platform otherwise): the first check of every CPU kernel.
+Verdict check_cpu_device(const Device& device);
 
 // Checks x is a contiguous [M, K] f32/bf16/f16 tensor and returns it as f32 (exact: every bf16
 // and f16 value is a float). `kernel` names the caller in errors.
