@@ -25,6 +25,7 @@ std::string_view isa_gap(Isa isa, const CpuFeatures& cpu) {
     case Isa::kAvx2:
       if (!cpu.avx2) return "avx2";
       if (!cpu.fma) return "fma";
+      if (!cpu.f16c) return "f16c";  // f16 scales (every AVX2 CPU has it)
       return {};
     case Isa::kAvx512:
       if (!cpu.avx512f) return "avx512f";
@@ -177,8 +178,11 @@ class TiledLinear final : public PreparedLinear {
 #if defined(__x86_64__)
       case Isa::kAvx2:
         xf = permute_columns(std::move(xf), M, w_.K, w_.perm);
-        if (M >= kAvx2SgemmMinRows) {
-          run_tiles_sgemm(w_, xf.data(), M, out);
+        if (M >= kAvx2PanelMinRows) {
+          Rows plain;
+          plain.count = M;
+          plain.values = std::move(xf);
+          run_tiles(w_, plain, out, threads, tile_job_panel_avx2);
         } else {
           run_tiles(w_, rows_f32(w_, xf, M, true), out, threads, tile_job_avx2);
         }

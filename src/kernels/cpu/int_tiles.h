@@ -173,6 +173,11 @@ void tile_job_avx2(const TiledWeights& w, const Rows& rows, int64_t tile, int64_
                    float* ytile);
 void tile_job_avx512(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0, int64_t r1,
                      float* ytile);
+// The avx2 panel engine (int_panel_avx2.cc): per 64-row K chunk of a tile, dequantizes the codes
+// once to f32 (s * code - s * z) and multiplies every row of the job with a 6 x 16 FMA kernel.
+// Its rows: values = x [count, K], columns in the tiles' (act-order) order, one row per output.
+void tile_job_panel_avx2(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0,
+                         int64_t r1, float* ytile);
 // The avx512 panel engine (int_panel_avx512.cc): per K chunk of a tile, decodes the codes once
 // into exact bf16 pairs and runs every row of the job over them. Its rows pair activations
 // (k, k+4) of each 8-row word for 4 bits (as tile_job_avx512) and (k, k+1) for 8 bits; 8-bit
@@ -223,16 +228,10 @@ inline constexpr int64_t kPanelChunkRows = 128;
 // At most this many rows per panel-engine job (its output tile: kPanelMaxRows x 64 floats).
 inline constexpr int64_t kPanelMaxRows = 192;
 
-// The AVX2 kernels multiply from this many activation rows on by dequantizing column blocks to
-// f32 and calling cblas_sgemm (int_tiles_sgemm.cc, the blas family's method): their FMA
-// micro-kernel re-decodes every code per block of rows. Measured against sgemm on f32 weights:
-// the micro-kernel 0.89-3.2 x at M = 16 (4 bits), 1.3-2.4 x (8 bits), 0.55-1.5 x at M = 64 and
-// 0.29-1.08 x at M = 256; the blas method 0.46-1.0 x at M = 16-64 and 0.72-0.91 x at M = 256.
-inline constexpr int64_t kAvx2SgemmMinRows = 64;
-
-// y [M, N] = x [M, K] (permuted like the tiles) * W^T + bias through cblas_sgemm on column blocks
-// dequantized from the tiles (zero offset 0). OpenBLAS runs its own threads (Stream::threads is
-// not applied, as in the blas family).
-void run_tiles_sgemm(const TiledWeights& w, const float* x, int64_t M, float* y);
+// The AVX2 kernels use their panel engine (int_panel_avx2.cc) from this many activation rows on.
+// Measured (2 threads, Zen 4 run as AVX2, 4 shapes, against the inline micro-kernel below 64 rows
+// and against dequantized column blocks + cblas_sgemm from 64): 1.0-1.35x at M = 16-32,
+// 1.3-3.7x at M = 64, 0.92-1.36x at M = 256; below 16 rows the inline kernel is faster.
+inline constexpr int64_t kAvx2PanelMinRows = 16;
 
 }  // namespace qlinear::int_tiles

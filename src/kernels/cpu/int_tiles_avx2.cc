@@ -10,7 +10,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define QLINEAR_AVX2 __attribute__((target("avx2,fma")))
+#include "kernels/cpu/group_params_avx2.h"
+
+#define QLINEAR_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 namespace qlinear::int_tiles {
 namespace {
@@ -47,7 +49,7 @@ QLINEAR_AVX2 void block(const TiledWeights& w, int64_t tile, int64_t half, const
     }
     alignas(32) float scales[32];
     alignas(32) float zeros[32];
-    w.group_params(tile, g, 32 * half, 32, scales, zeros);
+    load_group_params_avx2(w, tile, g, 32 * half, 32, scales, zeros);
     for (int j = 0; j < 4; ++j) {
       const __m256 s = _mm256_load_ps(scales + 8 * j);
       const __m256 sz = _mm256_load_ps(zeros + 8 * j);

@@ -330,21 +330,23 @@ TEST(IntNativeTest, ActivationDtypes) {
   }
 }
 
-// The first M (+ extra) at which an avx512 kernel runs its panel engine: R activation rows are M,
-// or 2M for f32 (hi + lo); f16 is split only at M <= kSplitMaxM, far below the thresholds.
+// The first M (+ extra) at which a kernel runs its panel engine. avx512: R activation rows are
+// M, or 2M for f32 (hi + lo); f16 is split only at M <= kSplitMaxM, far below the thresholds.
+// avx2: M rows of f32.
 int64_t panel_m(const std::string& name, DType dtype, int64_t extra) {
+  if (name.find("avx2") != std::string::npos) return int_tiles::kAvx2PanelMinRows + extra;
   const int64_t rows =
       kernel_bits(name) == 4 ? int_tiles::kPanelMinRows4 : int_tiles::kPanelMinRows8;
   return (dtype == DType::kF32 ? (rows + 1) / 2 : rows) + extra;
 }
 
 TEST(IntNativeTest, PanelEngineMatchesAcrossLayouts) {
-  // The avx512 panel engine: every group size (one K chunk holding several groups, a group
-  // spanning chunks, channelwise with a K that is not whole chunks), zeros, act-order, bias,
-  // ragged N, every activation dtype and row counts that leave every remainder of the 6-row
-  // block and need several jobs per tile.
-  for (const std::string& name :
-       {std::string("cpu.w4a16.avx512"), std::string("cpu.w8a16.avx512")}) {
+  // The avx512 and avx2 panel engines: every group size (one K chunk holding several groups, a
+  // group spanning chunks, channelwise with a K that is not whole chunks), zeros, act-order,
+  // bias, ragged N, every activation dtype and row counts that leave every remainder of the
+  // 6-row block and need several jobs per tile.
+  for (const std::string& name : {std::string("cpu.w4a16.avx512"), std::string("cpu.w8a16.avx512"),
+                                  std::string("cpu.w4a16.avx2"), std::string("cpu.w8a16.avx2")}) {
     const int bits = kernel_bits(name);
     // {group, K}: 264 = K is channelwise with a K that is not whole 128-row chunks.
     for (const auto& [group, K] :
