@@ -126,7 +126,19 @@ std::optional<DType> dtype_from_safetensors(std::string_view name) {
   return std::nullopt;
 }
 
-float f16_to_f32(uint16_t bits) { return decode(bits, kF16Format); }
+// By its bit fields rather than the generic minifloat decode (ldexp): this runs per element of
+// f16 activations and per scale of the int kernels' f16 scale store.
+float f16_to_f32(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  const uint32_t exp = (bits >> 10) & 0x1Fu;
+  const uint32_t man = bits & 0x3FFu;
+  if (exp == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (man << 13));  // inf, NaN
+  if (exp == 0) {  // zero or subnormal: man * 2^-24, exact in float
+    const float magnitude = static_cast<float>(man) * 0x1p-24f;
+    return sign != 0 ? -magnitude : magnitude;
+  }
+  return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (man << 13));
+}
 uint16_t f32_to_f16(float value) { return static_cast<uint16_t>(encode(value, kF16Format)); }
 float f8e4m3_to_f32(uint8_t bits) { return decode(bits, kE4M3Format); }
 uint8_t f32_to_f8e4m3(float value) { return static_cast<uint8_t>(encode(value, kE4M3Format)); }
