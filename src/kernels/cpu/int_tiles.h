@@ -91,7 +91,8 @@ struct Rows {
   int rows_per_out = 1;         // 1, or 2 for hi/lo pairs (rows 2m, 2m+1 both feed output row m)
   std::vector<uint32_t> pairs;  // avx512: [R, stride] bf16 pairs, see below
   int64_t stride = 0;           // u32 pairs per row (panel engine: chunk-major, see rows_avx512)
-  std::vector<float> values;    // avx2 / generic: [R, steps, 8] x per nibble (see rows_f32)
+  std::vector<float> values;    // avx2 / generic: [R, steps, 8] x per nibble (see rows_f32);
+                                // the avx2 panel engine: x [R, K]
   std::vector<float> sums;      // [R, groups]: sum of the row's x over each group
 };
 
