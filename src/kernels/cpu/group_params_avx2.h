@@ -24,18 +24,18 @@ __attribute__((target("avx2,fma,f16c"))) inline void load_group_params_avx2(cons
   for (int64_t c = 0; c < count; c += 8) {
     const int64_t at = g * kTileN + c0 + c;
     __m256 sv;
-    switch (w.scale_store) {
-      case ScaleStore::kF16:
+    switch (w.scales.dtype()) {
+      case DType::kF16:
         sv = _mm256_cvtph_ps(_mm_loadu_si128(
             reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(scales) + at)));
         break;
-      case ScaleStore::kBf16:
+      case DType::kBF16:
         sv = _mm256_castsi256_ps(_mm256_slli_epi32(
             _mm256_cvtepu16_epi32(_mm_loadu_si128(
                 reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(scales) + at))),
             16));
         break;
-      default:
+      default:  // f32
         sv = _mm256_loadu_ps(static_cast<const float*>(scales) + at);
         break;
     }

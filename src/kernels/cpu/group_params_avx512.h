@@ -14,14 +14,14 @@ namespace qlinear::int_tiles {
 struct TileParams {
   const void* scales = nullptr;
   const uint8_t* zeros = nullptr;  // nullptr: symmetric
-  ScaleStore store = ScaleStore::kF32;
-  float offset = 0.0f;     // the ISA's code offset
-  float symmetric = 0.0f;  // z + offset when symmetric
+  DType store = DType::kF32;       // f16, bf16 or f32
+  float offset = 0.0f;             // the ISA's code offset
+  float symmetric = 0.0f;          // z + offset when symmetric
 
   TileParams(const TiledWeights& w, int64_t tile)
       : scales(w.tile_scales(tile)),
         zeros(w.tile_zeros(tile)),
-        store(w.scale_store),
+        store(w.scales.dtype()),
         offset(w.zero_offset),
         symmetric(w.symmetric_term()) {}
 };
@@ -32,16 +32,16 @@ __attribute__((target("avx512f,avx512bw"))) inline void load_group_params(const 
                                                                           __m512& s, __m512& sz) {
   const int64_t at = g * kTileN + 16 * j;
   switch (t.store) {
-    case ScaleStore::kF16:
+    case DType::kF16:
       s = _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(t.scales) + at / 16));
       break;
-    case ScaleStore::kBf16:
+    case DType::kBF16:
       s = _mm512_castsi512_ps(_mm512_slli_epi32(
           _mm512_cvtepu16_epi32(
               _mm256_loadu_si256(static_cast<const __m256i*>(t.scales) + at / 16)),
           16));
       break;
-    case ScaleStore::kF32:
+    default:  // f32
       s = _mm512_loadu_ps(static_cast<const float*>(t.scales) + at);
       break;
   }

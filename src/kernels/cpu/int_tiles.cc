@@ -135,13 +135,13 @@ Result<std::vector<int32_t>> block_groups(const IntWeights& w, const std::vector
 
 // f16 when every scale survives f32 -> f16 -> f32 unchanged, else bf16 when every one survives
 // that, else f32 (NaN scales never get here: the converters reject them).
-ScaleStore narrowest_scale_store(const std::vector<float>& scales) {
+DType narrowest_scale_dtype(const std::vector<float>& scales) {
   const auto exact = [&](auto to, auto from) {
     return std::all_of(scales.begin(), scales.end(), [&](float s) { return from(to(s)) == s; });
   };
-  if (exact(f32_to_f16, f16_to_f32)) return ScaleStore::kF16;
-  if (exact(f32_to_bf16, bf16_to_f32)) return ScaleStore::kBf16;
-  return ScaleStore::kF32;
+  if (exact(f32_to_f16, f16_to_f32)) return DType::kF16;
+  if (exact(f32_to_bf16, bf16_to_f32)) return DType::kBF16;
+  return DType::kF32;
 }
 
 class TiledLinear final : public PreparedLinear {
@@ -304,11 +304,8 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
   if (identity) t.perm.clear();
 
   t.q = Tensor(DType::kI32, {t.tiles, t.steps, kTileN});
-  t.scale_store = narrowest_scale_store(w.scales);
-  t.scales = Tensor(t.scale_store == ScaleStore::kF32   ? DType::kF32
-                    : t.scale_store == ScaleStore::kF16 ? DType::kF16
-                                                        : DType::kBF16,
-                    {t.tiles, t.groups, kTileN});
+  t.scales = Tensor(narrowest_scale_dtype(w.scales), {t.tiles, t.groups, kTileN});
+  const DType scale_dtype = t.scales.dtype();
   if (!w.zeros.empty()) t.zeros = Tensor(DType::kU8, {t.tiles, t.groups, kTileN});
   t.zero_offset = zero_offset;
   const int64_t N = w.N;
@@ -341,16 +338,11 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
       const int64_t out0 = (tile * t.groups + b) * kTileN;
       for (int64_t c = 0; c < width; ++c) {
         const float s = w.scales[at0 + c];
-        switch (t.scale_store) {
-          case ScaleStore::kF16:
-            t.scales.data_as<uint16_t>()[out0 + c] = f32_to_f16(s);
-            break;
-          case ScaleStore::kBf16:
-            t.scales.data_as<uint16_t>()[out0 + c] = f32_to_bf16(s);
-            break;
-          case ScaleStore::kF32:
-            t.scales.data_as<float>()[out0 + c] = s;
-            break;
+        if (scale_dtype == DType::kF32) {
+          t.scales.data_as<float>()[out0 + c] = s;
+        } else {
+          t.scales.data_as<uint16_t>()[out0 + c] =
+              scale_dtype == DType::kF16 ? f32_to_f16(s) : f32_to_bf16(s);
         }
         if (!w.zeros.empty()) t.zeros.data_as<uint8_t>()[out0 + c] = w.zeros[at0 + c];
       }
@@ -362,19 +354,10 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
 void TiledWeights::group_params(int64_t tile, int64_t g, int64_t c0, int64_t count, float* s,
                                 float* sz) const {
   const int64_t at = g * kTileN + c0;
+  const void* stored = tile_scales(tile);
+  const uint8_t* z = tile_zeros(tile);
   for (int64_t c = 0; c < count; ++c) {
-    switch (scale_store) {
-      case ScaleStore::kF16:
-        s[c] = f16_to_f32(static_cast<const uint16_t*>(tile_scales(tile))[at + c]);
-        break;
-      case ScaleStore::kBf16:
-        s[c] = bf16_to_f32(static_cast<const uint16_t*>(tile_scales(tile))[at + c]);
-        break;
-      case ScaleStore::kF32:
-        s[c] = static_cast<const float*>(tile_scales(tile))[at + c];
-        break;
-    }
-    const uint8_t* z = tile_zeros(tile);
+    s[c] = load_as_f32(stored, scales.dtype(), static_cast<std::size_t>(at + c));
     sz[c] = s[c] * (z == nullptr ? symmetric_term() : static_cast<float>(z[at + c]) + zero_offset);
   }
 }

@@ -41,20 +41,16 @@ inline constexpr float kAvx512Offset8 = 128.0f * 17.0f;
 
 enum class Isa { kGeneric, kAvx2, kAvx512 };
 
-// How a tile stores its scales (the narrowest exact form of the layer's f32 scales).
-enum class ScaleStore : uint8_t { kF16, kBf16, kF32 };
-
 struct TiledWeights {
   int bits = 4;
   int64_t K = 0;
   int64_t N = 0;
   int64_t tiles = 0;
-  int64_t steps = 0;        // u32 words per column: K*bits/32
-  int64_t group_steps = 0;  // words per group
-  int64_t groups = 0;       // K / group_size
-  Tensor q;                 // u32 [tiles, steps, 64]
-  ScaleStore scale_store = ScaleStore::kF32;
-  Tensor scales;              // [tiles, groups, 64] as scale_store says
+  int64_t steps = 0;          // u32 words per column: K*bits/32
+  int64_t group_steps = 0;    // words per group
+  int64_t groups = 0;         // K / group_size
+  Tensor q;                   // u32 [tiles, steps, 64]
+  Tensor scales;              // f16, bf16 or f32 [tiles, groups, 64]
   Tensor zeros;               // u8 [tiles, groups, 64]; empty: symmetric (2^(bits-1) everywhere)
   float zero_offset = 0.0f;   // what the ISA adds to every code (see tile_int_weights)
   std::vector<int32_t> perm;  // [K] or empty (no act-order)
@@ -63,15 +59,15 @@ struct TiledWeights {
   const uint32_t* tile_q(int64_t tile) const {
     return q.data_as<uint32_t>() + tile * steps * kTileN;
   }
-  // The tile's scales, [groups, 64] elements of scale_store.
+  // The tile's scales, [groups, 64] elements of scales.dtype().
   const void* tile_scales(int64_t tile) const {
-    return static_cast<const char*>(scales.data()) + tile * groups * kTileN * scale_bytes();
+    return static_cast<const char*>(scales.data()) +
+           tile * groups * kTileN * static_cast<int64_t>(dtype_size(scales.dtype()));
   }
   // The tile's zero points [groups, 64], or nullptr when symmetric.
   const uint8_t* tile_zeros(int64_t tile) const {
     return zeros.data() == nullptr ? nullptr : zeros.data_as<uint8_t>() + tile * groups * kTileN;
   }
-  int64_t scale_bytes() const { return scale_store == ScaleStore::kF32 ? 4 : 2; }
   // z + offset of a symmetric layer.
   float symmetric_term() const { return static_cast<float>(1 << (bits - 1)) + zero_offset; }
   // Columns [c0, c0 + count) of group g of a tile in f32: s, and sz = s * (z + offset), exactly as

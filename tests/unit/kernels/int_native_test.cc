@@ -24,7 +24,7 @@
 namespace qlinear {
 namespace {
 
-// Which compact form the tiles can store the scales in (int_tiles::ScaleStore).
+// Which compact form the tiles can store the scales in (TiledWeights::scales dtype).
 enum class ScaleKind { kF16Exact, kBf16Exact, kF32Only };
 
 struct Case {
@@ -236,10 +236,9 @@ TEST(IntNativeTest, EveryGroupSizeWithAndWithoutZeros) {
 TEST(IntNativeTest, TilesStoreScalesInTheNarrowestExactFormAndRebuildThem) {
   // f16 / bf16 / f32 chosen by exactness; group_params gives back every scale bit for bit and
   // sz = s * (z + offset) (padding columns of the last tile: zero).
-  const std::pair<ScaleKind, int_tiles::ScaleStore> kinds[] = {
-      {ScaleKind::kF16Exact, int_tiles::ScaleStore::kF16},
-      {ScaleKind::kBf16Exact, int_tiles::ScaleStore::kBf16},
-      {ScaleKind::kF32Only, int_tiles::ScaleStore::kF32}};
+  const std::pair<ScaleKind, DType> kinds[] = {{ScaleKind::kF16Exact, DType::kF16},
+                                               {ScaleKind::kBf16Exact, DType::kBF16},
+                                               {ScaleKind::kF32Only, DType::kF32}};
   for (const auto& [kind, store] : kinds) {
     for (bool zeros : {false, true}) {
       for (int bits : {4, 8}) {
@@ -250,7 +249,7 @@ TEST(IntNativeTest, TilesStoreScalesInTheNarrowestExactFormAndRebuildThem) {
         const float offset = bits == 4 ? 128.0f : 2176.0f;
         auto tiled = int_tiles::tile_int_weights(w, offset, "test", l.canonical);
         ASSERT_TRUE(tiled.ok()) << tiled.status().to_string();
-        EXPECT_EQ(tiled->scale_store, store);
+        EXPECT_EQ(tiled->scales.dtype(), store);
         EXPECT_EQ(tiled->tile_zeros(0) != nullptr, zeros);
         for (int64_t tile = 0; tile < tiled->tiles; ++tile) {
           for (int64_t g = 0; g < tiled->groups; ++g) {
