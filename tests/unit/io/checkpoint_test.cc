@@ -3,7 +3,9 @@
 #include "io/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <fstream>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
@@ -324,6 +326,87 @@ TEST(ReadJsonFile, NamesFileAndPosition) {
   auto ok = read_json_file((dir / "ok.json").string());
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ((*ok)["k"][1], 2);
+}
+
+// --- hostile folders ---------------------------------------------------------------------------
+
+TEST(CheckpointHostile, ConfigThatIsAFifoIsRefusedWithoutHanging) {
+  const auto dir = scratch_dir();
+  write_shard(dir / "model.safetensors", {"a"});
+  ASSERT_EQ(::mkfifo((dir / "config.json").c_str(), 0600), 0);
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile, {"config.json", "FIFO"});
+}
+
+TEST(CheckpointHostile, ConfigLinkedToDevZeroIsRefused) {
+  const auto dir = scratch_dir();
+  write_shard(dir / "model.safetensors", {"a"});
+  fs::create_symlink("/dev/zero", dir / "config.json");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"config.json", "/dev/zero"});
+}
+
+TEST(CheckpointHostile, OversizedConfigIsRefusedBeforeReading) {
+  const auto dir = scratch_dir();
+  write_shard(dir / "model.safetensors", {"a"});
+  {
+    std::ofstream out(dir / "config.json");
+    out << "{}";
+  }
+  fs::resize_file(dir / "config.json", kMaxJsonFileBytes + 1);  // sparse: no 64 MiB written
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile, {"config.json", "64 MiB"});
+}
+
+TEST(CheckpointHostile, QuantConfigFileThatIsAFifoIsNamed) {
+  const auto dir = quant_dir(kConfig);
+  ASSERT_EQ(::mkfifo((dir / "quantize_config.json").c_str(), 0600), 0);
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"quantize_config.json", "FIFO"});
+}
+
+TEST(CheckpointHostile, IndexNamingFilesOutsideTheFolderIsRefused) {
+  const auto dir = sharded_dir();
+  write_index(dir, R"({"a.weight":"/etc/passwd"})");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {kIndex, "/etc/passwd", "a.weight"});
+  write_index(dir, R"({"a.weight":"../x.safetensors"})");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {kIndex, "../x.safetensors"});
+  // A shard that is a link leading out of the folder.
+  fs::create_symlink("/etc/passwd", dir / "evil.safetensors");
+  write_index(dir, R"({"a.weight":"evil.safetensors"})");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"evil.safetensors", "outside the model folder"});
+}
+
+TEST(CheckpointHostile, EmptyWeightMapIsAnError) {
+  const auto dir = sharded_dir();
+  write_index(dir, "{}");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kCorrupt, {kIndex, "empty"});
+}
+
+TEST(CheckpointHostile, SafetensorsEntryOfTheWrongTypeIsNamed) {
+  const auto dir = scratch_dir();
+  write_file(dir / "config.json", kConfig);
+  fs::create_directories(dir / "model.safetensors");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"model.safetensors", "is a directory"});
+  fs::remove(dir / "model.safetensors");
+  ASSERT_EQ(::mkfifo((dir / "model.safetensors").c_str(), 0600), 0);
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"model.safetensors", "FIFO"});
+  fs::remove(dir / "model.safetensors");
+  fs::create_symlink("gone.safetensors", dir / "model.safetensors");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kNotFound,
+               {"model.safetensors", "dangling", "gone.safetensors"});
+}
+
+TEST(CheckpointHostile, QuantConfigIsReadOnceWithItsKeyOrder) {
+  const auto dir = quant_dir(R"({"quantization_config":{"quant_method":"gptq","z":1,"a":2}})");
+  auto ckpt = Checkpoint::open(dir.string());
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().to_string();
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : ckpt->quant_config_ordered().items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"quant_method", "z", "a"}));
 }
 
 }  // namespace
