@@ -7,6 +7,7 @@
 #include <set>
 
 #include "io/checkpoint.h"
+#include "quant/validate_model.h"
 
 namespace qlinear {
 namespace {
@@ -178,6 +179,7 @@ Result<std::vector<LinearLayer>> plan_linear_layers(const Checkpoint& checkpoint
                                                     const QuantConfig& config) {
   std::vector<LinearLayer> layers = group_linear_layers(find_linear_layer_names(checkpoint));
   for (auto& layer : layers) QL_RETURN_IF_ERROR(resolve_linear_layer(config, &layer));
+  QL_RETURN_IF_ERROR(validate_model(checkpoint, config, layers));
   return layers;
 }
 

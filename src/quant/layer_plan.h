@@ -21,7 +21,9 @@ struct LinearLayer {
 // Finds every linear layer (a prefix P with P.qweight, P.weight_packed, or a 2-D P.weight, other
 // than embeddings), fuses q/k/v and gate/up when all shards exist, resolves each shard with
 // `config`, and checks that the shards of a fused layer agree: all skipped or all quantized
-// alike, else an error naming the fused layer and the disagreeing shard.
+// alike, else an error naming the fused layer and the disagreeing shard. Then validates the
+// model as a whole (quant/validate_model.h: orphan tensors, missing layers, config sizes that
+// contradict the tensors), so every caller gets those checks.
 Result<std::vector<LinearLayer>> plan_linear_layers(const Checkpoint& checkpoint,
                                                     const QuantConfig& config);
 

@@ -117,6 +117,13 @@ TEST(ResolveLinearLayer, AllShardsSkippedAlikeIsFine) {
 
 // --- checkpoint-level tests -------------------------------------------------------------------
 
+// hidden 8 = 2 heads x 4, intermediate 16, vocab 32, 11 decoder layers (add_dense_block).
+constexpr char kTinyLlama[] =
+    R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8,
+       "intermediate_size": 16, "num_hidden_layers": 11, "num_attention_heads": 2,
+       "num_key_value_heads": 2, "vocab_size": 32)";
+constexpr char kPartialModel[] = R"("architectures": ["PartialForTest"])";
+
 class CheckpointDir {
  public:
   explicit CheckpointDir(const std::string& name)
@@ -129,9 +136,12 @@ class CheckpointDir {
     writer_.add(name, dtype, std::move(shape), bytes);
   }
   // Writes config.json (with `quant_config` as quantization_config unless empty) and the tensors.
-  Result<Checkpoint> open(const std::string& quant_config = "") {
+  // `model` is config.json's model keys: a complete tiny Llama by default; tests of partial
+  // checkpoints name an architecture qlinear does not know, so only generic checks apply.
+  Result<Checkpoint> open(const std::string& quant_config = "",
+                          const std::string& model = kTinyLlama) {
     std::ofstream config(dir_ + "/config.json");
-    config << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama")";
+    config << "{" << model;
     if (!quant_config.empty()) config << ", \"quantization_config\": " << quant_config;
     config << "}";
     config.close();
@@ -155,12 +165,13 @@ void add_dense_block(CheckpointDir* dir, int index) {
   }
   dir->tensor(p + "mlp.down_proj.weight", DType::kBF16, {8, 16});
   dir->tensor(p + "input_layernorm.weight", DType::kBF16, {8});
+  dir->tensor(p + "post_attention_layernorm.weight", DType::kBF16, {8});
 }
 
 TEST(PlanLinearLayers, DiscoversFusesAndOrdersDenseCheckpoint) {
   CheckpointDir dir("dense");
   dir.tensor("model.embed_tokens.weight", DType::kBF16, {32, 8});
-  for (int index : {10, 2, 0}) add_dense_block(&dir, index);
+  for (int index : {10, 2, 0, 1, 3, 4, 5, 6, 7, 8, 9}) add_dense_block(&dir, index);
   dir.tensor("model.norm.weight", DType::kBF16, {8});
   dir.tensor("lm_head.weight", DType::kBF16, {32, 8});
   auto checkpoint = dir.open();
@@ -171,7 +182,7 @@ TEST(PlanLinearLayers, DiscoversFusesAndOrdersDenseCheckpoint) {
   ASSERT_TRUE(layers.ok()) << layers.status().to_string();
 
   std::vector<std::string> expected = {"lm_head"};
-  for (int index : {0, 2, 10}) {
+  for (int index = 0; index <= 10; ++index) {  // natural order: layers.2 before layers.10
     const std::string p = "model.layers." + std::to_string(index) + ".";
     for (const char* leaf :
          {"mlp.down_proj", "mlp.gate_up_proj", "self_attn.o_proj", "self_attn.qkv_proj"}) {
@@ -200,7 +211,8 @@ TEST(PlanLinearLayers, GptqCheckpointUsesQweightPrefixesAndOrderedDynamic) {
   dir.tensor("lm_head.weight", DType::kF16, {32, 8});
   // Written order matters: the first key matches down_proj; sorted order would pick "+:" first.
   auto checkpoint = dir.open(R"({"quant_method": "gptq", "bits": 4, "group_size": -1,
-    "dynamic": {"model\\.layers\\.0\\.mlp\\.down": {"bits": 8}, "+:.*down": {"bits": 2}}})");
+    "dynamic": {"model\\.layers\\.0\\.mlp\\.down": {"bits": 8}, "+:.*down": {"bits": 2}}})",
+                             kPartialModel);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
   auto config = parse_quant_config(*checkpoint);
   ASSERT_TRUE(config.ok()) << config.status().to_string();
@@ -220,7 +232,8 @@ TEST(PlanLinearLayers, CompressedTensorsWeightPackedPrefixes) {
   dir.tensor("model.layers.0.mlp.down_proj.weight_scale", DType::kBF16, {8, 1});
   dir.tensor("model.layers.0.mlp.down_proj.weight_shape", DType::kI64, {2});
   auto checkpoint = dir.open(R"({"quant_method": "compressed-tensors",
-    "format": "pack-quantized", "config_groups": {"W4A16": ["Linear"]}})");
+    "format": "pack-quantized", "config_groups": {"W4A16": ["Linear"]}})",
+                             kPartialModel);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
   auto config = parse_quant_config(*checkpoint);
   ASSERT_TRUE(config.ok()) << config.status().to_string();
