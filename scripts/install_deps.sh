@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
-  libopenblas-pthread-dev
+  libopenblas-pthread-dev libre2-dev
 )
 
 missing=()
