@@ -160,6 +160,13 @@ ArchTensors arch_tensors(ModelFamily family, const ModelDims& d) {
     }
     // Older Llama exports saved the RoPE table; transformers ignores it on load, so do we.
     a.ignored.insert(p + "self_attn.rotary_emb.inv_freq");
+    // FP8 KV-cache scales (llm-compressor kv_cache_scheme; AutoFP8's output_scale): qlinear
+    // keeps the KV cache in 16 bits, so nothing reads them.
+    for (const char* scale : {"self_attn.k_scale", "self_attn.v_scale", "self_attn.q_scale",
+                              "self_attn.prob_scale", "self_attn.k_proj.output_scale",
+                              "self_attn.v_proj.output_scale", "self_attn.q_proj.output_scale"}) {
+      a.ignored.insert(p + scale);
+    }
     for (const char* leaf : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
                              "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) {
       a.linear.push_back(p + leaf);
@@ -446,7 +453,8 @@ Status validate_model(const Checkpoint& checkpoint, const QuantConfig& config,
   QL_RETURN_IF_ERROR(check_layer_count(checkpoint, d, where));
   const ArchTensors arch = arch_tensors(layout.family, d);
   QL_RETURN_IF_ERROR(check_orphans(checkpoint, layers, &arch));
-  QL_RETURN_IF_ERROR(check_complete(checkpoint, layers, arch, layout.architecture, where));
+  QL_RETURN_IF_ERROR(
+      check_complete(checkpoint, layers, arch, model_family_name(layout.family), where));
   return check_shapes(checkpoint, layers, d, layout.family == ModelFamily::kQwen3, where);
 }
 

@@ -5,8 +5,9 @@
 //      names the config files that were looked for (not "tensor ...weight not found").
 //   2. config.json's num_hidden_layers agrees with the model.layers.<i> present.
 //   3. Every tensor is read by exactly one linear layer, by the architecture's non-linear
-//      modules (embeddings, norms) or is on the ignore list (rotary_emb.inv_freq); the rest are
-//      orphans, an error listing them (a layer missing its qweight leaves its scales orphaned).
+//      modules (embeddings, norms) or is on the ignore list (rotary_emb.inv_freq, FP8 KV-cache
+//      scales); the rest are orphans, an error listing them (a layer missing its qweight leaves
+//      its scales orphaned).
 //   4. Every layer the architecture needs is present (Llama / Mistral / Qwen2 / Qwen3:
 //      q/k/v/o, gate/up/down, both norms per decoder layer, embed_tokens, model.norm, lm_head
 //      unless tie_word_embeddings; Qwen3 also q_norm/k_norm), and no linear layer is foreign.
