@@ -2,15 +2,16 @@
 // count (issue 13: the old header parser was quadratic, 80k tensors took over 120 s). For each N
 // it writes one safetensors file of N one-byte tensors with Llama-like names, then times
 // (median of 3; wall seconds and this process's CPU seconds) the writer, SafetensorsFile::open,
-// and Checkpoint::open + parse_quant_config + plan_linear_layers (model validation included). A timing tool, not a test: docs/fuzzing.md
-// and docs/errors.md quote its numbers with the command that produced them.
+// and Checkpoint::open + parse_quant_config + plan_linear_layers (model validation included). A
+// timing tool, not a test: docs/fuzzing.md and docs/errors.md quote its numbers with the command
+// that produced them.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -60,8 +61,8 @@ int main(int argc, char** argv) {
            .ok()) {
     return 1;
   }
-  fmt::print("{:>8}  {:>9}  {:>15}  {:>15}  {:>15}\n", "tensors", "header MB",
-             "write s (cpu)", "open s (cpu)", "plan s (cpu)");
+  fmt::print("{:>8}  {:>9}  {:>15}  {:>15}  {:>15}\n", "tensors", "header MB", "write s (cpu)",
+             "open s (cpu)", "plan s (cpu)");
   for (const int64_t n : counts) {
     SafetensorsWriter writer;
     const std::vector<uint8_t> byte = {1};
@@ -85,7 +86,9 @@ int main(int argc, char** argv) {
       auto layers = plan_linear_layers(*checkpoint, **config);
       if (!layers.ok()) std::abort();
     });
-    const auto cell = [](const Seconds& t) { return fmt::format("{:.3f} ({:.3f})", t.wall, t.cpu); };
+    const auto cell = [](const Seconds& t) {
+      return fmt::format("{:.3f} ({:.3f})", t.wall, t.cpu);
+    };
     fmt::print("{:>8}  {:>9.1f}  {:>15}  {:>15}  {:>15}\n", n, header / 1e6, cell(write_s),
                cell(open_s), cell(plan_s));
   }
