@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dtype.h"
 #include "core/memory.h"
 #include "core/status.h"
 #include "kernels/problem.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear::bench {
 
@@ -52,6 +52,7 @@ struct BenchRecord {
   int64_t N = 0;
   int64_t M = 0;
   std::string kernel;
+  std::string engine;   // the kernel's algorithm at this M ("inline", "panel"), or ""
   std::string problem;  // the selected problem string (a reproducer)
   double median_s = 0.0;
   int reps = 0;

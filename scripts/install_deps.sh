@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libopenblas-pthread-dev
+  ocl-icd-opencl-dev opencl-headers
 )
 
 missing=()

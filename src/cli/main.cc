@@ -6,11 +6,12 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "qlinear/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"qlinear: quantized LLM checkpoints through one canonical weight form"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "qlinear 0.1.0");
+  app.set_version_flag("--version", std::string("qlinear ") + qlinear::version_string());
 
   qlinear::CommandContext ctx;
   qlinear::add_example_command(app, ctx);

@@ -7,7 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/status.h"
+#include "qlinear/status.h"
+#include "qlinear/view.h"
 
 namespace qlinear {
 
@@ -30,10 +31,13 @@ struct Device {
   Platform platform = Platform::kCpu;
   std::string name;        // "cpu (AMD EPYC ...)", "cuda:0 NVIDIA H200", "simulated cuda:sm90"
   bool simulated = false;  // from --target: selection only, nothing runs
+  int index = 0;           // the i of cuda:i / opencl:i (0 for the cpu)
   int cores = 1;           // cpu
   CpuFeatures cpu;         // cpu
   int sm = 0;              // cuda: major*10+minor
   int sm_count = 0;        // cuda
+  uint64_t l2_bytes = 0;   // cuda
+  double memory_gbps = 0;  // cuda: the memory's peak bandwidth from its clock and bus width
   uint64_t memory_bytes = 0;
   std::string vendor;               // opencl
   bool is_gpu = false;              // opencl
@@ -44,6 +48,10 @@ struct Device {
   // "cpu avx2 fma f16c avx512f avx512_vnni avx512_bf16 (2 cores)"
   std::string describe() const;
 };
+
+// Where tensors on this device live: host memory for the cpu, device memory for cuda:i and
+// opencl:i.
+Location device_location(const Device& device);
 
 // Detects a device of this machine: "cpu", "cuda" / "cuda:N", "opencl" / "opencl:N", "xpu" (the
 // OpenCL platform on an Intel GPU). A backend that is not compiled in or has no device is an

@@ -1,16 +1,17 @@
-#include "kernels/reference/kernel_io.h"
+#include "kernels/common/kernel_io.h"
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <variant>
 
-#include "core/dtype.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear {
 
 namespace {
 
-bool is_activation_dtype(DType dtype) {
+bool is_float16_or_32(DType dtype) {
   return dtype == DType::kF32 || dtype == DType::kBF16 || dtype == DType::kF16;
 }
 
@@ -36,50 +37,6 @@ Status check_bias(std::string_view kernel, const Canonical& weights, const std::
 }
 
 }  // namespace
-
-Verdict check_cpu_device(const Device& device) {
-  if (device.platform == Platform::kCpu) return Verdict::accept();
-  return Verdict::reject(Reason::kWrongPlatform,
-                         fmt::format("device is {}; needs cpu", platform_name(device.platform)));
-}
-
-Verdict check_io_dtypes(const LinearProblem& problem) {
-  if (!is_activation_dtype(problem.act_dtype)) {
-    return Verdict::reject(Reason::kDtype, fmt::format("activations are {}; needs f32, bf16 or f16",
-                                                       dtype_name(problem.act_dtype)));
-  }
-  if (problem.out_dtype != DType::kF32) {
-    return Verdict::reject(Reason::kDtype,
-                           fmt::format("output is {}; needs f32", dtype_name(problem.out_dtype)));
-  }
-  return Verdict::accept();
-}
-
-Result<std::vector<float>> activations_as_f32(const TensorView& x, int64_t K,
-                                              std::string_view kernel) {
-  if (x.shape.size() != 2 || x.dim(1) != K || !x.is_contiguous() || !is_activation_dtype(x.dtype) ||
-      (x.data == nullptr && x.numel() > 0)) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "{}: x is {} {}{}; expected a contiguous [M, K={}] tensor of f32, bf16 or "
-                      "f16",
-                      kernel, dtype_name(x.dtype), shape_to_string(x.shape),
-                      x.is_contiguous() ? "" : " (strided)", K);
-  }
-  std::vector<float> out(static_cast<std::size_t>(x.numel()));
-  if (!out.empty()) convert_to_f32(x.data, x.dtype, out.size(), out.data());
-  return out;
-}
-
-Status check_output(const TensorView& y, int64_t M, int64_t N, std::string_view kernel) {
-  if (y.shape.size() != 2 || y.dim(0) != M || y.dim(1) != N || !y.is_contiguous() ||
-      y.dtype != DType::kF32 || (y.data == nullptr && y.numel() > 0)) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "{}: y is {} {}{}; expected a contiguous f32 tensor [M={}, N={}]", kernel,
-                      dtype_name(y.dtype), shape_to_string(y.shape),
-                      y.is_contiguous() ? "" : " (strided)", M, N);
-  }
-  return Status::ok_status();
-}
 
 Result<const IntWeights*> int_weights_of(const Canonical& weights, std::string_view kernel) {
   const auto* w = std::get_if<IntWeights>(&weights.weights);
@@ -147,7 +104,7 @@ Result<const Fp8Weights*> fp8_weights_of(const Canonical& weights, std::string_v
 Result<const DenseWeights*> dense_weights_of(const Canonical& weights, std::string_view kernel) {
   const auto* w = std::get_if<DenseWeights>(&weights.weights);
   if (w == nullptr) return weights_error(kernel, weights, "weights are not dense");
-  if (!is_activation_dtype(w->dtype)) {
+  if (!is_float16_or_32(w->dtype)) {
     return weights_error(kernel, weights, "dense dtype {}; needs f32, bf16 or f16",
                          dtype_name(w->dtype));
   }
@@ -161,72 +118,43 @@ Result<const DenseWeights*> dense_weights_of(const Canonical& weights, std::stri
   return w;
 }
 
+void rows_to_f32(ConstMatrixView x, int64_t first, int64_t count, float* out) {
+  const int64_t cols = x.cols();
+  for (int64_t r = 0; r < count; ++r) {
+    convert_to_f32(x.row(first + r), x.dtype(), static_cast<std::size_t>(cols), out + r * cols);
+  }
+}
+
+void store_floats(const float* src, int64_t count, DType dtype, void* dst) {
+  switch (dtype) {
+    case DType::kF32:
+      std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+      return;
+    case DType::kBF16: {
+      auto* out = static_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < count; ++i) out[i] = f32_to_bf16(src[i]);
+      return;
+    }
+    case DType::kF16: {
+      auto* out = static_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < count; ++i) out[i] = f32_to_f16(src[i]);
+      return;
+    }
+    default:
+      return;  // check() admits f32, bf16 and f16 outputs only
+  }
+}
+
+void store_rows(const float* src, int64_t src_ld, MatrixView y) {
+  for (int64_t r = 0; r < y.rows(); ++r)
+    store_floats(src + r * src_ld, y.cols(), y.dtype(), y.row(r));
+}
+
 void add_bias(const std::vector<float>& bias, int64_t M, int64_t N, float* y) {
   if (bias.empty()) return;
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) y[m * N + n] += bias[n];
   }
-}
-
-Verdict check_int_problem(const LinearProblem& p) {
-  if (p.scheme != WeightScheme::kInt) {
-    return Verdict::reject(Reason::kScheme, "needs int weights");
-  }
-  if (p.bits != 2 && p.bits != 4 && p.bits != 8) {
-    return Verdict::reject(Reason::kBits, fmt::format("bits={}; handles 2, 4, 8", p.bits));
-  }
-  if (p.group_size <= 0 || p.K % p.group_size != 0) {
-    return Verdict::reject(Reason::kGroupSize,
-                           fmt::format("group_size={} does not divide K={}", p.group_size, p.K));
-  }
-  if (p.K % (32 / p.bits) != 0) {
-    return Verdict::reject(Reason::kAlignment,
-                           fmt::format("K={} not a multiple of {}", p.K, 32 / p.bits));
-  }
-  return check_io_dtypes(p);
-}
-
-Verdict check_int_activations(const LinearProblem& p, bool int8_kernel) {
-  if (p.int8_activations && !int8_kernel) {
-    return Verdict::reject(Reason::kActivationQuant,
-                           "int8 activations asked for (--int8-activations); this kernel keeps "
-                           "activations in floating point");
-  }
-  if (!p.int8_activations && int8_kernel) {
-    return Verdict::reject(Reason::kActivationQuant,
-                           "runs int8 activations only, and they were not asked for (opt in with "
-                           "--int8-activations)");
-  }
-  return Verdict::accept();
-}
-
-Verdict check_fp8_problem(const LinearProblem& p) {
-  if (p.scheme != WeightScheme::kFp8) {
-    return Verdict::reject(Reason::kScheme, "needs fp8 weights");
-  }
-  if (p.fp8_mode != Fp8Mode::kW8A8 && p.fp8_mode != Fp8Mode::kW8A16) {
-    return Verdict::reject(Reason::kFp8Mode, fmt::format("fp8 mode is {}; needs w8a8 or w8a16",
-                                                         fp8_mode_name(p.fp8_mode)));
-  }
-  if (p.fp8_weight == Fp8WeightGranularity::kBlock && (p.block_n <= 0 || p.block_k <= 0)) {
-    return Verdict::reject(
-        Reason::kFp8Granularity,
-        fmt::format("block [{}, {}]; block sizes must be > 0", p.block_n, p.block_k));
-  }
-  return check_io_dtypes(p);
-}
-
-Verdict check_dense_problem(const LinearProblem& p) {
-  if (p.scheme != WeightScheme::kDense) {
-    return Verdict::reject(Reason::kScheme, "needs dense weights");
-  }
-  if (p.weight_dtype != DType::kF32 && p.weight_dtype != DType::kBF16 &&
-      p.weight_dtype != DType::kF16) {
-    return Verdict::reject(Reason::kDtype, fmt::format("dense weights are {}; needs f32, bf16 "
-                                                       "or f16",
-                                                       dtype_name(p.weight_dtype)));
-  }
-  return check_io_dtypes(p);
 }
 
 }  // namespace qlinear

@@ -43,6 +43,16 @@ struct QuantizedActivations {
 Result<QuantizedActivations> quantize_activations(const float* x, int64_t M, int64_t K,
                                                   ActQuant kind, float static_scale = 0.0f,
                                                   int64_t group_k = 0);
+// The scales a quantization of [M, K] by `kind` has (QuantizedActivations::scales.size()).
+int64_t activation_scale_count(ActQuant kind, int64_t M, int64_t K, int64_t group_k);
+// The same quantization into caller buffers (kernels run without allocating): codes [M, K],
+// scales [activation_scale_count(kind, M, K, group_k)].
+Status quantize_activations_into(const float* x, int64_t M, int64_t K, ActQuant kind,
+                                 float static_scale, int64_t group_k, uint8_t* codes,
+                                 float* scales);
+// The scale of element (m, k) in a `scales` array laid out as quantize_activations_into writes it.
+float activation_scale_at(ActQuant kind, const float* scales, int64_t K, int64_t group_k, int64_t m,
+                          int64_t k);
 
 // out[m, k] = f8e4m3_to_f32(code) * scale(m, k), in float (what a BLAS path multiplies).
 void dequantize_activations(const QuantizedActivations& q, float* out);
@@ -74,6 +84,10 @@ struct Int8Activations {
 // Quantizes x [M, K] (row-major f32); group_of_k[k] in [0, groups) names each column's group.
 Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K,
                                           const std::vector<int32_t>& group_of_k, int64_t groups);
+// The same into caller buffers: codes [M, K], scales [M, groups]; `absmax` holds `groups` floats
+// of scratch.
+void quantize_int8_activations_into(const float* x, int64_t M, int64_t K, const int32_t* group_of_k,
+                                    int64_t groups, int8_t* codes, float* scales, float* absmax);
 // The weight group of every column of `w` (its g_idx, or k / group_size): the groups the int8
 // activations of that layer share scales over.
 std::vector<int32_t> int8_activation_groups(const IntWeights& w);
