@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   qlinear::add_bench_command(app, ctx);
   qlinear::add_explain_command(app, ctx);
   qlinear::add_layer_command(app, ctx);
+  qlinear::add_generate_command(app, ctx);
+  qlinear::add_verify_command(app, ctx);
+  qlinear::add_bench_model_command(app, ctx);
 
   try {
     app.parse(argc, argv);
