@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/tensor.h"
+#include "kernels/device_context.h"
 #include "model/ops.h"
 #include "quant/layer_plan.h"
 #include "quant/quant_spec.h"
@@ -120,7 +121,7 @@ uint64_t streamed_bytes(const Canonical& c) {
   return d.data.size();
 }
 
-class CpuDecoder final : public Decoder {
+class DeviceDecoder final : public Decoder {
  public:
   const ModelConfig& config() const override { return config_; }
   int64_t max_rows() const override { return options_.max_rows; }
@@ -141,12 +142,20 @@ class CpuDecoder final : public Decoder {
   Status allocate_buffers();
   Status run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out);
   Status run_row(const RowProjection& p, ConstMatrixView x, MatrixView out);
+  // A device tensor of `dtype` [rows, cols] (host memory on the cpu).
+  Result<Tensor> device_tensor(DType dtype, int64_t rows, int64_t cols) const;
+  // `host` in the device's memory (itself on the cpu).
+  Result<Tensor> to_device(Tensor host) const;
+  Status download_window(ConstMatrixView src, ColumnWindow window, MatrixView dst);
+  bool on_host() const { return dc_->location().host_accessible(); }
 
   DecoderOptions options_;
+  DeviceContext* dc_ = nullptr;
   ModelConfig config_;
   std::string where_;
   std::unique_ptr<DecoderOps> ops_;
-  ConstMatrixView embed_;  // [vocab, hidden] in the checkpoint's dtype (mapped)
+  ConstMatrixView embed_;  // [vocab, hidden] in the checkpoint's dtype (mapped, or embed_copy_)
+  Tensor embed_copy_;      // the table in device memory (not on the cpu)
   Tensor final_norm_;
   std::vector<Layer> layers_;
   std::vector<ColumnProjection> lm_head_;  // per rank (one when the vocabulary does not split)
@@ -159,14 +168,15 @@ class CpuDecoder final : public Decoder {
 
   // Buffers for max_rows tokens, allocated once.
   Tensor hidden_, normed_, delta_, partial_, ids_, positions_, workspace_, rope_cos_, rope_sin_;
+  Tensor host_ids_, host_logits_;  // staging for a device: token ids and positions up, logits down
   Tensor kv_k_, kv_v_;
   std::vector<Tensor> qkv_buf_, attn_buf_, gate_up_buf_, act_buf_, lm_buf_;
   RopeTable rope_;
   ExecContext ctx_;
 };
 
-Status CpuDecoder::add_column(ColumnProjection& projection, std::vector<int> slot_ids,
-                              const ShardPlan& plan, Linear linear) {
+Status DeviceDecoder::add_column(ColumnProjection& projection, std::vector<int> slot_ids,
+                                 const ShardPlan& plan, Linear linear) {
   if (plan.windows.size() != slot_ids.size()) {
     return make_error(ErrorCode::kInternal, "{}: {} windows for {} slots", linear.name(),
                       plan.windows.size(), slot_ids.size());
@@ -182,8 +192,8 @@ Status CpuDecoder::add_column(ColumnProjection& projection, std::vector<int> slo
   return Status::ok_status();
 }
 
-Status CpuDecoder::place_part(const Canonical& part, const std::string& note,
-                              const Device& device) {
+Status DeviceDecoder::place_part(const Canonical& part, const std::string& note,
+                                 const Device& device) {
   QL_ASSIGN_OR_RETURN(const Placement where, place(part.name, config_.layers));
   const int tp = options_.tp;
   // lm_head splits its vocabulary only when every rank gets the same number of rows.
@@ -250,7 +260,7 @@ Status CpuDecoder::place_part(const Canonical& part, const std::string& note,
 }
 
 // The shapes every rank's projections must have, against config.json.
-Status CpuDecoder::check_complete() const {
+Status DeviceDecoder::check_complete() const {
   const ModelConfig& c = config_;
   const std::string dir = where_;
   auto missing = [&](int64_t layer, std::string_view what) {
@@ -312,27 +322,30 @@ Status CpuDecoder::check_complete() const {
   return Status::ok_status();
 }
 
-Status CpuDecoder::allocate_buffers() {
+Status DeviceDecoder::allocate_buffers() {
   const int64_t R = options_.max_rows;
   const ModelConfig& c = config_;
-  QL_ASSIGN_OR_RETURN(hidden_, Tensor::allocate(DType::kF32, {R, c.hidden}));
-  QL_ASSIGN_OR_RETURN(normed_, Tensor::allocate(options_.act_dtype, {R, c.hidden}));
-  QL_ASSIGN_OR_RETURN(delta_, Tensor::allocate(DType::kF32, {R, c.hidden}));
-  QL_ASSIGN_OR_RETURN(partial_, Tensor::allocate(DType::kF32, {R, c.hidden}));
-  QL_ASSIGN_OR_RETURN(ids_, Tensor::allocate(DType::kI32, {1, R}));
-  QL_ASSIGN_OR_RETURN(positions_, Tensor::allocate(DType::kI32, {1, R}));
+  QL_ASSIGN_OR_RETURN(hidden_, device_tensor(DType::kF32, R, c.hidden));
+  QL_ASSIGN_OR_RETURN(normed_, device_tensor(options_.act_dtype, R, c.hidden));
+  QL_ASSIGN_OR_RETURN(delta_, device_tensor(DType::kF32, R, c.hidden));
+  QL_ASSIGN_OR_RETURN(partial_, device_tensor(DType::kF32, R, c.hidden));
+  QL_ASSIGN_OR_RETURN(ids_, device_tensor(DType::kI32, 1, R));
+  QL_ASSIGN_OR_RETURN(positions_, device_tensor(DType::kI32, 1, R));
+  if (!on_host()) {
+    QL_ASSIGN_OR_RETURN(host_ids_, Tensor::allocate(DType::kI32, {2, R}));
+  }
   std::size_t workspace = 0;
   auto need = [&](const Linear& l) { workspace = std::max(workspace, l.workspace_bytes(R)); };
   for (std::size_t r = 0; r < layers_.front().ranks.size(); ++r) {
     const RankLayer& rank = layers_.front().ranks[r];
     Tensor t;
-    QL_ASSIGN_OR_RETURN(t, Tensor::allocate(DType::kF32, {R, rank.qkv.width}));
+    QL_ASSIGN_OR_RETURN(t, device_tensor(DType::kF32, R, rank.qkv.width));
     qkv_buf_.push_back(std::move(t));
-    QL_ASSIGN_OR_RETURN(t, Tensor::allocate(options_.act_dtype, {R, rank.o.k_padded}));
+    QL_ASSIGN_OR_RETURN(t, device_tensor(options_.act_dtype, R, rank.o.k_padded));
     attn_buf_.push_back(std::move(t));
-    QL_ASSIGN_OR_RETURN(t, Tensor::allocate(DType::kF32, {R, rank.gate_up.width}));
+    QL_ASSIGN_OR_RETURN(t, device_tensor(DType::kF32, R, rank.gate_up.width));
     gate_up_buf_.push_back(std::move(t));
-    QL_ASSIGN_OR_RETURN(t, Tensor::allocate(options_.act_dtype, {R, rank.down.k_padded}));
+    QL_ASSIGN_OR_RETURN(t, device_tensor(options_.act_dtype, R, rank.down.k_padded));
     act_buf_.push_back(std::move(t));
   }
   for (const Layer& layer : layers_) {
@@ -355,18 +368,25 @@ Status CpuDecoder::allocate_buffers() {
   }
   for (const ColumnProjection& lm : lm_head_) {
     Tensor t;
-    QL_ASSIGN_OR_RETURN(t, Tensor::allocate(DType::kF32, {R, lm.width}));
+    QL_ASSIGN_OR_RETURN(t, device_tensor(DType::kF32, R, lm.width));
     lm_buf_.push_back(std::move(t));
     for (const ColumnPart& p : lm.parts) need(p.linear);
   }
-  QL_ASSIGN_OR_RETURN(workspace_, Tensor::allocate(DType::kU8, {static_cast<int64_t>(workspace)}));
+  if (!on_host()) {
+    int64_t widest = 0;
+    for (const ColumnProjection& lm : lm_head_) widest = std::max(widest, lm.width);
+    QL_ASSIGN_OR_RETURN(host_logits_, Tensor::allocate(DType::kF32, {R, widest}));
+  }
+  QL_ASSIGN_OR_RETURN(workspace_, Tensor::allocate(DType::kU8, {static_cast<int64_t>(workspace)},
+                                                   dc_->allocator()));
   ctx_.threads = options_.threads;
-  ctx_.workspace = {workspace_.data(), workspace_.nbytes(), Location::host()};
+  ctx_.stream = dc_->default_stream();
+  ctx_.workspace = {workspace_.data(), workspace_.nbytes(), dc_->location()};
 
   // KV cache and the rotary table for ctx positions.
   const int64_t width = c.kv_size();
-  QL_ASSIGN_OR_RETURN(kv_k_, Tensor::allocate(options_.kv_dtype, {c.layers * options_.ctx, width}));
-  QL_ASSIGN_OR_RETURN(kv_v_, Tensor::allocate(options_.kv_dtype, {c.layers * options_.ctx, width}));
+  QL_ASSIGN_OR_RETURN(kv_k_, device_tensor(options_.kv_dtype, c.layers * options_.ctx, width));
+  QL_ASSIGN_OR_RETURN(kv_v_, device_tensor(options_.kv_dtype, c.layers * options_.ctx, width));
   const RopeFrequencies freq = rope_frequencies(c);
   const int64_t half = c.head_dim / 2;
   QL_ASSIGN_OR_RETURN(rope_cos_, Tensor::allocate(DType::kF32, {options_.ctx, half}));
@@ -381,12 +401,47 @@ Status CpuDecoder::allocate_buffers() {
           static_cast<float>(std::sin(static_cast<double>(angle)) * freq.attention_factor);
     }
   }
-  rope_ = {options_.ctx, half, rope_cos_.matrix(), rope_sin_.matrix()};
+  QL_ASSIGN_OR_RETURN(rope_cos_, to_device(std::move(rope_cos_)));
+  QL_ASSIGN_OR_RETURN(rope_sin_, to_device(std::move(rope_sin_)));
+  rope_ = {options_.ctx, half, std::as_const(rope_cos_).matrix(),
+           std::as_const(rope_sin_).matrix()};
   return Status::ok_status();
 }
 
-Status CpuDecoder::load(DecoderWeights& weights, const Device& device,
-                        const DecoderOptions& options) {
+// Columns `window` of the device matrix `src` (dense rows) into the host matrix `dst`, through
+// the host staging buffer.
+Status DeviceDecoder::download_window(ConstMatrixView src, ColumnWindow window, MatrixView dst) {
+  const std::size_t bytes =
+      static_cast<std::size_t>(src.rows() * src.ld()) * dtype_size(src.dtype());
+  if (src.dtype() != DType::kF32 || bytes > host_logits_.nbytes()) {
+    return make_error(ErrorCode::kInternal, "logits download: {} bytes for a {}-byte buffer", bytes,
+                      host_logits_.nbytes());
+  }
+  QL_RETURN_IF_ERROR(dc_->synchronize(ctx_.stream));
+  QL_RETURN_IF_ERROR(dc_->download(host_logits_.data(), src.data(),
+                                   static_cast<std::size_t>(src.offset()) * sizeof(float), bytes));
+  const auto* rows = host_logits_.data_as<float>();
+  for (int64_t m = 0; m < src.rows(); ++m) {
+    auto* out = static_cast<float*>(dst.row(m));
+    std::copy(rows + m * src.ld() + window.begin, rows + m * src.ld() + window.begin + window.size,
+              out);
+  }
+  return Status::ok_status();
+}
+
+Result<Tensor> DeviceDecoder::device_tensor(DType dtype, int64_t rows, int64_t cols) const {
+  return Tensor::allocate(dtype, {rows, cols}, dc_->allocator());
+}
+
+Result<Tensor> DeviceDecoder::to_device(Tensor host) const {
+  if (on_host() || host.numel() == 0) return host;
+  QL_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(host.dtype(), host.shape(), dc_->allocator()));
+  QL_RETURN_IF_ERROR(dc_->upload(t.data(), 0, host.data(), host.nbytes()));
+  return t;
+}
+
+Status DeviceDecoder::load(DecoderWeights& weights, const Device& device,
+                           const DecoderOptions& options) {
   const Clock::time_point start = Clock::now();
   options_ = options;
   config_ = weights.config();
@@ -395,12 +450,7 @@ Status CpuDecoder::load(DecoderWeights& weights, const Device& device,
     return make_error(ErrorCode::kInvalidArgument, "--tp {}, --ctx {}, max rows {}: must be >= 1",
                       options.tp, options.ctx, options.max_rows);
   }
-  if (device.platform != Platform::kCpu) {
-    return make_error(ErrorCode::kUnsupported,
-                      "the decoder runs on the cpu so far; --device {} has no decoder operations "
-                      "yet",
-                      platform_name(device.platform));
-  }
+  QL_ASSIGN_OR_RETURN(dc_, device_context(device));
   const ModelConfig& c = config_;
   const int tp = options.tp;
   if (c.heads % tp != 0 || c.kv_heads % tp != 0 || c.intermediate % tp != 0) {
@@ -416,23 +466,33 @@ Status CpuDecoder::load(DecoderWeights& weights, const Device& device,
   heads_per_rank_ = c.heads / tp;
   kv_heads_per_rank_ = c.kv_heads / tp;
   inter_per_rank_ = c.intermediate / tp;
-  ops_ = make_cpu_ops(options.threads);
+  QL_ASSIGN_OR_RETURN(ops_, make_decoder_ops(*dc_, options.threads));
 
   QL_ASSIGN_OR_RETURN(embed_, weights.embeddings());
-  QL_ASSIGN_OR_RETURN(final_norm_, weights.norm("model.norm.weight", c.hidden));
+  if (!on_host()) {
+    // The table once in device memory (mapped pages stay on the host).
+    QL_ASSIGN_OR_RETURN(embed_copy_, device_tensor(embed_.dtype(), embed_.rows(), embed_.cols()));
+    if (embed_.ld() != embed_.cols()) {
+      return make_error(ErrorCode::kInternal, "{}: embedding rows are not contiguous", where_);
+    }
+    QL_RETURN_IF_ERROR(dc_->upload(embed_copy_.data(), 0, embed_.data(), embed_copy_.nbytes()));
+    embed_ = std::as_const(embed_copy_).matrix();
+  }
+  auto norm = [&](const std::string& name, int64_t n) -> Result<Tensor> {
+    QL_ASSIGN_OR_RETURN(Tensor host, weights.norm(name, n));
+    return to_device(std::move(host));
+  };
+  QL_ASSIGN_OR_RETURN(final_norm_, norm("model.norm.weight", c.hidden));
   layers_.resize(static_cast<std::size_t>(c.layers));
   for (int64_t l = 0; l < c.layers; ++l) {
     Layer& layer = layers_[static_cast<std::size_t>(l)];
     const std::string prefix = fmt::format("model.layers.{}.", l);
-    QL_ASSIGN_OR_RETURN(layer.input_norm,
-                        weights.norm(prefix + "input_layernorm.weight", c.hidden));
+    QL_ASSIGN_OR_RETURN(layer.input_norm, norm(prefix + "input_layernorm.weight", c.hidden));
     QL_ASSIGN_OR_RETURN(layer.post_norm,
-                        weights.norm(prefix + "post_attention_layernorm.weight", c.hidden));
+                        norm(prefix + "post_attention_layernorm.weight", c.hidden));
     if (c.qk_norm) {
-      QL_ASSIGN_OR_RETURN(layer.q_norm,
-                          weights.norm(prefix + "self_attn.q_norm.weight", c.head_dim));
-      QL_ASSIGN_OR_RETURN(layer.k_norm,
-                          weights.norm(prefix + "self_attn.k_norm.weight", c.head_dim));
+      QL_ASSIGN_OR_RETURN(layer.q_norm, norm(prefix + "self_attn.q_norm.weight", c.head_dim));
+      QL_ASSIGN_OR_RETURN(layer.k_norm, norm(prefix + "self_attn.k_norm.weight", c.head_dim));
     }
     layer.ranks.resize(static_cast<std::size_t>(tp));
   }
@@ -452,19 +512,19 @@ Status CpuDecoder::load(DecoderWeights& weights, const Device& device,
   return Status::ok_status();
 }
 
-Status CpuDecoder::run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out) {
+Status DeviceDecoder::run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out) {
   for (const ColumnPart& part : p.parts) {
     QL_RETURN_IF_ERROR(part.linear.run(x, out.slice_cols(part.col, part.linear.N()), ctx_));
   }
   return Status::ok_status();
 }
 
-Status CpuDecoder::run_row(const RowProjection& p, ConstMatrixView x, MatrixView out) {
+Status DeviceDecoder::run_row(const RowProjection& p, ConstMatrixView x, MatrixView out) {
   return p.linear->run(x, out, ctx_);
 }
 
-Status CpuDecoder::forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
-                           MatrixView logits) {
+Status DeviceDecoder::forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
+                              MatrixView logits) {
   const ModelConfig& c = config_;
   const auto T = static_cast<int64_t>(tokens.size());
   if (T < 1 || T > options_.max_rows) {
@@ -481,9 +541,17 @@ Status CpuDecoder::forward(std::span<const int32_t> tokens, int64_t start, bool 
     return make_error(ErrorCode::kInvalidArgument, "forward: logits must be f32 [{}, {}]", out_rows,
                       c.vocab);
   }
+  // Token ids and positions: written in place on the cpu, staged and uploaded for a device.
+  int32_t* ids_at = on_host() ? ids_.data_as<int32_t>() : host_ids_.data_as<int32_t>();
+  int32_t* pos_at = on_host() ? positions_.data_as<int32_t>() : ids_at + options_.max_rows;
   for (int64_t t = 0; t < T; ++t) {
-    ids_.data_as<int32_t>()[t] = tokens[static_cast<std::size_t>(t)];
-    positions_.data_as<int32_t>()[t] = static_cast<int32_t>(start + t);
+    ids_at[t] = tokens[static_cast<std::size_t>(t)];
+    pos_at[t] = static_cast<int32_t>(start + t);
+  }
+  if (!on_host()) {
+    const auto bytes = static_cast<std::size_t>(T) * sizeof(int32_t);
+    QL_RETURN_IF_ERROR(dc_->upload(ids_.data(), 0, ids_at, bytes));
+    QL_RETURN_IF_ERROR(dc_->upload(positions_.data(), 0, pos_at, bytes));
   }
   const ConstMatrixView ids = ids_.matrix().slice_cols(0, T);
   const ConstMatrixView pos = positions_.matrix().slice_cols(0, T);
@@ -547,15 +615,20 @@ Status CpuDecoder::forward(std::span<const int32_t> tokens, int64_t start, bool 
         l + 1 < c.layers ? layers_[static_cast<std::size_t>(l + 1)].input_norm : final_norm_;
     QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, next.matrix(), eps, normed));
   }
-  // Logits of the rows asked for, each rank's vocabulary slice into its columns.
+  // Logits of the rows asked for, each rank's vocabulary slice into its columns (of a device
+  // buffer first when `logits` is host memory the device cannot write).
   const ConstMatrixView last = all_logits ? ConstMatrixView(normed) : normed.slice_rows(T - 1, 1);
   int64_t column = 0;
   for (std::size_t r = 0; r < lm_head_.size(); ++r) {
     const ColumnProjection& lm = lm_head_[r];
     const MatrixView out = lm_buf_[r].matrix().slice_rows(0, out_rows);
     QL_RETURN_IF_ERROR(run_column(lm, last, out));
-    QL_RETURN_IF_ERROR(ops_->copy(out.slice_cols(lm.slots[0]->begin, lm.slots[0]->size),
-                                  logits.slice_cols(column, lm.slots[0]->size)));
+    const MatrixView dst = logits.slice_cols(column, lm.slots[0]->size);
+    if (on_host()) {
+      QL_RETURN_IF_ERROR(ops_->copy(out.slice_cols(lm.slots[0]->begin, lm.slots[0]->size), dst));
+    } else {
+      QL_RETURN_IF_ERROR(download_window(out, *lm.slots[0], dst));
+    }
     column += lm.slots[0]->size;
   }
   return Status::ok_status();
@@ -586,7 +659,7 @@ class OwningDecoder final : public Decoder {
 
 Result<std::unique_ptr<Decoder>> Decoder::create(DecoderWeights& weights, const Device& device,
                                                  const DecoderOptions& options) {
-  auto decoder = std::make_unique<CpuDecoder>();
+  auto decoder = std::make_unique<DeviceDecoder>();
   QL_RETURN_IF_ERROR(decoder->load(weights, device, options));
   return std::unique_ptr<Decoder>(std::move(decoder));
 }

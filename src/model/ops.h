@@ -78,7 +78,18 @@ class DecoderOps {
   virtual Status copy(ConstMatrixView src, MatrixView dst) = 0;
 };
 
+class DeviceContext;
+
 // The host implementation (OpenMP over rows and heads, `threads` 0: all cores).
 std::unique_ptr<DecoderOps> make_cpu_ops(int threads);
+
+// The operations of a device's backend, reading and writing that device's memory on its default
+// queue. Backends implement theirs; without the backend compiled in (or before it has decoder
+// operations) they return kUnsupported errors naming what is missing (ops_stubs.cc).
+Result<std::unique_ptr<DecoderOps>> make_cuda_ops(DeviceContext& context);
+Result<std::unique_ptr<DecoderOps>> make_opencl_ops(DeviceContext& context);
+
+// The operations for `context`'s device: cpu, cuda or opencl.
+Result<std::unique_ptr<DecoderOps>> make_decoder_ops(DeviceContext& context, int threads);
 
 }  // namespace qlinear
