@@ -54,7 +54,7 @@ class SyntheticWeights final : public DecoderWeights {
   std::string where() const override { return "synthetic " + config_.architecture; }
 
   Result<ConstMatrixView> embeddings() override {
-    if (embed_.numel() == 0) {
+    if (embed_.data() == nullptr) {
       QL_ASSIGN_OR_RETURN(embed_, Tensor::allocate(DType::kBF16, {config_.vocab, config_.hidden}));
       auto* e = embed_.data_as<uint16_t>();
       const int64_t n = embed_.numel();

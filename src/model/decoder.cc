@@ -434,7 +434,7 @@ Result<Tensor> DeviceDecoder::device_tensor(DType dtype, int64_t rows, int64_t c
 }
 
 Result<Tensor> DeviceDecoder::to_device(Tensor host) const {
-  if (on_host() || host.numel() == 0) return host;
+  if (on_host() || host.data() == nullptr) return host;
   QL_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(host.dtype(), host.shape(), dc_->allocator()));
   QL_RETURN_IF_ERROR(dc_->upload(t.data(), 0, host.data(), host.nbytes()));
   return t;
