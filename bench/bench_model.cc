@@ -30,6 +30,8 @@ constexpr SyntheticShape kShapes[] = {
     {"qwen2.5-7b", 3584, 28, 28, 4, 128, 18944, 152064, 1000000.0, false},
     {"llama2-7b", 4096, 32, 32, 32, 128, 11008, 32000, 10000.0, false},
     {"synth-1b", 2048, 16, 32, 8, 64, 8192, 32000, 500000.0, false},
+    // Not a real model: small enough for tests of the benchmark itself.
+    {"tiny", 256, 2, 4, 2, 64, 512, 1000, 10000.0, false},
 };
 
 // Problem templates (bench schemes) of the weight formats; the lm_head stays bf16 as in real
