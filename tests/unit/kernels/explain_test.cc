@@ -145,8 +145,7 @@ TEST(ExplainTest, TensorParallelPaddingIsNamedPerRank) {
   const auto rows = by_name(*report);
   const std::string& o_note = rows.at("model.layers.0.self_attn.o_proj")->note;
   for (int rank = 0; rank < 4; ++rank) {
-    EXPECT_NE(o_note.find("rank " + std::to_string(rank) + " of 4 owns K rows"),
-              std::string::npos)
+    EXPECT_NE(o_note.find("rank " + std::to_string(rank) + " of 4 owns K rows"), std::string::npos)
         << o_note;
   }
   EXPECT_NE(o_note.find("64 zero rows"), std::string::npos) << o_note;
