@@ -18,6 +18,10 @@ int main(int argc, char** argv) {
   qlinear::add_bench_command(app, ctx);
   qlinear::add_explain_command(app, ctx);
   qlinear::add_layer_command(app, ctx);
+  qlinear::add_tokenize_command(app, ctx);
+  qlinear::add_detokenize_command(app, ctx);
+  qlinear::add_chat_format_command(app, ctx);
+  qlinear::add_bench_tokenizer_command(app, ctx);
 
   try {
     app.parse(argc, argv);
