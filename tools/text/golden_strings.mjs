@@ -252,6 +252,35 @@ const misc = [
   "a\u0000\u0000b",
 ];
 
+// Aimed at the options of the synthetic tokenizers (added-token flags, normalizers, splits).
+const targeted = [
+  "hello world",
+  "hello, world",
+  "helloworld",
+  "say hello!",
+  "ahello hello_there",
+  "a [MASK] b",
+  "a[MASK]b",
+  "a   [MASK]   b",
+  "[MASK][MASK]",
+  "\t[MASK]\n",
+  "<x>  y <x>y",
+  "x<|special|>y <|special|>",
+  "HELLO World WORLD",
+  "\u00c0\u00c9\u00ce \u01c5 \u0130",
+  "\ufb01 \u2460 \uff48\uff45\uff4c\uff4c\uff4f",
+  "12-34-56 a-b-c",
+  "3.14, 2.71; 1,2.3",
+  "  leading and trailing  ",
+  "multiple   spaces\t\ttabs\n\nlines",
+  "[INST] hi [/INST]",
+  "<s>[INST]x[/INST]</s>",
+  "unknown \ud83e\udd84 chars \u2603",
+  "r\u00e9sum\u00e9 na\u00efve",
+  "the cat hello world there",
+  "abab ab",
+];
+
 // Random strings over a mix of scripts, whitespace and symbols.
 function randomCases(count, seed) {
   const rnd = mulberry32(seed);
@@ -292,5 +321,6 @@ export const goldenStrings = [
   ...named("special", special),
   ...invalid.map((c) => ({ name: `invalid_${c.name}`, hex: c.hex })),
   ...named("misc", misc),
+  ...named("targeted", targeted),
   ...randomCases(30, 20261201),
 ];

@@ -2,9 +2,11 @@
 // tests/data/text/goldens/ were written by tools/text/make_goldens.mjs from
 // @anush008/tokenizers (tokenizers 0.22.2) on the same tokenizer files, for 237 strings
 // (English, code, CJK, Arabic and other scripts, emoji with ZWJ sequences, combining marks,
-// runs of whitespace, digits, special tokens inside text, invalid UTF-8).
+// runs of whitespace, digits, special tokens inside text, invalid UTF-8, strings aimed at
+// added-token flags and normalizers).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,14 +31,19 @@ class GoldenTokenizer : public ::testing::TestWithParam<std::string> {};
 TEST_P(GoldenTokenizer, EncodeMatchesHuggingFace) {
   const Tokenizer* tok = tokenizer(GetParam());
   ASSERT_NE(tok, nullptr);
-  const json strings = read_json(golden_dir() + "/golden_strings.json")["strings"];
+  std::map<std::string, json> strings;
+  const json all_strings = read_json(golden_dir() + "/golden_strings.json");
+  for (const json& s : all_strings["strings"]) {
+    strings[s["name"].get<std::string>()] = s;
+  }
   const json golden = read_json(golden_dir() + "/goldens/" + GetParam() + ".json");
-  ASSERT_EQ(strings.size(), golden["cases"].size());
+  ASSERT_GE(golden["cases"].size(), 100u);
   int failures = 0;
-  for (size_t i = 0; i < strings.size() && failures < 10; ++i) {
+  for (size_t i = 0; i < golden["cases"].size() && failures < 10; ++i) {
     const json& g = golden["cases"][i];
-    ASSERT_EQ(g["name"], strings[i]["name"]);
-    const std::string text = case_text(strings[i]);
+    const std::string name = g["name"].get<std::string>();
+    ASSERT_EQ(strings.count(name), 1u) << name;
+    const std::string text = case_text(strings[name]);
     Result<Encoding> e = tok->encode_with_tokens(text, true);
     ASSERT_TRUE(e.ok()) << e.status().to_string();
     const auto want = g["ids"].get<std::vector<int32_t>>();
@@ -96,6 +103,13 @@ TEST_P(GoldenTokenizer, StreamingDecodeMatchesEveryPrefix) {
 INSTANTIATE_TEST_SUITE_P(Real, GoldenTokenizer,
                          ::testing::Values("llama3", "llama3_1", "qwen3", "llama2", "gemma3",
                                            "deepseek_v3"));
+// Small tokenizers of tests/data/text/synthetic/ for the options the real ones do not use.
+INSTANTIATE_TEST_SUITE_P(Synthetic, GoldenTokenizer,
+                         ::testing::Values("synthetic_bytelevel_flags", "synthetic_metaspace_first",
+                                           "synthetic_metaspace_always_nosplit",
+                                           "synthetic_digits_and_splits",
+                                           "synthetic_prepend_unk_nodecoder",
+                                           "synthetic_word_suffix"));
 
 }  // namespace
 }  // namespace qlinear::text
