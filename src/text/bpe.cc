@@ -80,24 +80,28 @@ const std::string* BpeModel::id_to_token(int32_t id) const {
 
 namespace {
 
-Status parse_merges(const Json& list, std::string_view path,
-                    std::vector<std::pair<std::string, std::string>>& merges) {
-  merges.reserve(list.size());
+// "a b" (exactly one space) -> (a, b).
+Status split_legacy_merge(const std::string& line, std::string_view where,
+                          std::pair<std::string, std::string>& out) {
+  const size_t space = line.find(' ');
+  if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
+    return make_error(ErrorCode::kCorrupt, "{} \"{}\" must be two tokens separated by one space",
+                      where, line);
+  }
+  out = {line.substr(0, space), line.substr(space + 1)};
+  return Status::ok_status();
+}
+
+// Merges from the tree (when the SAX parser did not take them out).
+Status merges_from_tree(const Json& list, std::string_view path, BpeLists& lists) {
   for (size_t i = 0; i < list.size(); ++i) {
     const Json& m = list[i];
     if (m.is_string()) {
-      // Legacy "a b" lines: exactly one space; "#version" headers are skipped.
-      const std::string& line = m.get_ref<const std::string&>();
-      if (line.rfind("#version", 0) == 0) continue;
-      const size_t space = line.find(' ');
-      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
-        return make_error(ErrorCode::kCorrupt,
-                          "{} \"{}\" must be two tokens separated by one space",
-                          index_path(path, i), line);
-      }
-      merges.emplace_back(line.substr(0, space), line.substr(space + 1));
+      lists.merges.emplace_back(m.get<std::string>(), std::string());
+      lists.merge_is_pair.push_back(false);
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+      lists.merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+      lists.merge_is_pair.push_back(true);
     } else {
       return make_error(ErrorCode::kCorrupt, "{} must be \"a b\" or [\"a\", \"b\"], got {}",
                         index_path(path, i), json_excerpt(m));
@@ -108,7 +112,7 @@ Status parse_merges(const Json& list, std::string_view path,
 
 }  // namespace
 
-Result<BpeModel> BpeModel::parse(const Json& model, std::string_view path) {
+Result<BpeModel> BpeModel::parse(const Json& model, std::string_view path, BpeLists* given) {
   QL_RETURN_IF_ERROR(check_object(
       model, path,
       {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix",
@@ -131,51 +135,71 @@ Result<BpeModel> BpeModel::parse(const Json& model, std::string_view path) {
   QL_ASSIGN_OR_RETURN(bpe.byte_fallback_, get_bool(model, path, "byte_fallback", false));
   QL_ASSIGN_OR_RETURN(bpe.ignore_merges_, get_bool(model, path, "ignore_merges", false));
 
-  const auto vocab_it = model.find("vocab");
-  if (vocab_it == model.end() || !vocab_it->is_object()) {
-    return make_error(ErrorCode::kCorrupt, "{} must be an object of token -> id",
-                      child_path(path, "vocab"));
-  }
-  bpe.vocab_.reserve(vocab_it->size());
-  int64_t max_id = -1;
-  for (const auto& item : vocab_it->items()) {
-    if (!item.value().is_number_integer() || item.value().get<int64_t>() < 0 ||
-        item.value().get<int64_t>() > INT32_MAX) {
-      return make_error(ErrorCode::kCorrupt, "{} id {} must be a non-negative 32-bit integer",
-                        child_path(child_path(path, "vocab"), json_excerpt(Json(item.key()))),
-                        json_excerpt(item.value()));
+  BpeLists local;
+  BpeLists& lists = given != nullptr ? *given : local;
+  if (!lists.has_vocab) {
+    const auto vocab_it = model.find("vocab");
+    if (vocab_it == model.end() || !vocab_it->is_object()) {
+      return make_error(ErrorCode::kCorrupt, "{} must be an object of token -> id",
+                        child_path(path, "vocab"));
     }
-    max_id = std::max(max_id, item.value().get<int64_t>());
+    for (const auto& item : vocab_it->items()) {
+      const Json& v = item.value();
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX) {
+        return make_error(ErrorCode::kCorrupt,
+                          "{}.\"{}\" id {} must be a non-negative 32-bit "
+                          "integer",
+                          child_path(path, "vocab"), item.key(), json_excerpt(v));
+      }
+      lists.vocab.emplace_back(item.key(), v.get<int64_t>());
+    }
   }
-  bpe.id_to_token_.resize(static_cast<size_t>(max_id + 1));
-  bpe.has_id_.assign(static_cast<size_t>(max_id + 1), false);
-  for (const auto& item : vocab_it->items()) {
-    const auto id = static_cast<int32_t>(item.value().get<int64_t>());
-    bpe.vocab_.insert(item.key(), id);
-    bpe.id_to_token_[static_cast<size_t>(id)] = item.key();
-    bpe.has_id_[static_cast<size_t>(id)] = true;
+  if (!lists.has_merges) {
+    QL_ASSIGN_OR_RETURN(const Json* merges_json, get_array(model, path, "merges"));
+    QL_RETURN_IF_ERROR(merges_from_tree(*merges_json, child_path(path, "merges"), lists));
   }
 
-  QL_ASSIGN_OR_RETURN(const Json* merges_json, get_array(model, path, "merges"));
-  std::vector<std::pair<std::string, std::string>> merges;
-  QL_RETURN_IF_ERROR(parse_merges(*merges_json, child_path(path, "merges"), merges));
+  int64_t max_id = -1;
+  for (const auto& [token, id] : lists.vocab) max_id = std::max(max_id, id);
+  bpe.vocab_.reserve(lists.vocab.size());
+  for (const auto& [token, id] : lists.vocab) bpe.vocab_.insert(token, static_cast<int32_t>(id));
+  bpe.id_to_token_.resize(static_cast<size_t>(max_id + 1));
+  bpe.has_id_.assign(static_cast<size_t>(max_id + 1), false);
+  for (auto& [token, id] : lists.vocab) {
+    // A key given twice keeps its last id (as a JSON object read into a map does).
+    if (bpe.vocab_.find(token) != static_cast<int32_t>(id)) continue;
+    bpe.has_id_[static_cast<size_t>(id)] = true;
+    bpe.id_to_token_[static_cast<size_t>(id)] = std::move(token);
+  }
+
+  const std::string merges_path = child_path(path, "merges");
   const size_t prefix_len =
       bpe.continuing_subword_prefix_ ? bpe.continuing_subword_prefix_->size() : 0;
-  bpe.merges_.reserve(merges.size());
-  for (size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [a, b] = merges[rank];
+  bpe.merges_.reserve(lists.merges.size());
+  std::pair<std::string, std::string> legacy;
+  std::string merged;
+  uint32_t rank = 0;
+  for (size_t i = 0; i < lists.merges.size(); ++i) {
+    const std::pair<std::string, std::string>* m = &lists.merges[i];
+    if (!lists.merge_is_pair[i]) {
+      if (m->first.rfind("#version", 0) == 0) continue;  // legacy header line
+      QL_RETURN_IF_ERROR(split_legacy_merge(m->first, index_path(merges_path, i), legacy));
+      m = &legacy;
+    }
+    const auto& [a, b] = *m;
     const int32_t a_id = bpe.vocab_.find(a);
     const int32_t b_id = bpe.vocab_.find(b);
-    std::string merged = a;
+    merged.assign(a);
     if (b.size() >= prefix_len) merged.append(b, prefix_len);
     const int32_t merged_id = bpe.vocab_.find(merged);
     if (a_id < 0 || b_id < 0 || merged_id < 0) {
       const std::string& missing = a_id < 0 ? a : b_id < 0 ? b : merged;
       return make_error(ErrorCode::kCorrupt, "{} merge \"{} {}\": token \"{}\" is not in the vocab",
-                        index_path(child_path(path, "merges"), rank), a, b, missing);
+                        index_path(merges_path, i), a, b, missing);
     }
-    bpe.merges_.insert(a_id, b_id, static_cast<uint32_t>(rank), merged_id);
+    bpe.merges_.insert(a_id, b_id, rank++, merged_id);
   }
+  lists = BpeLists();  // the lists are large; free them now
   if (bpe.byte_fallback_) {
     for (int b = 0; b < 256; ++b) {
       bpe.byte_fallback_ids_[b] = bpe.vocab_.find(fmt::format("<0x{:02X}>", b));

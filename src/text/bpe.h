@@ -15,6 +15,7 @@
 #include "core/status.h"
 #include "text/hash_tables.h"
 #include "text/json_fields.h"
+#include "text/tokenizer_json.h"
 
 namespace qlinear::text {
 
@@ -22,7 +23,9 @@ class WordCache;
 
 class BpeModel {
  public:
-  static Result<BpeModel> parse(const Json& model, std::string_view path);
+  // `lists` (when non-null) holds the vocab and merges the SAX parser took out of `model`.
+  static Result<BpeModel> parse(const Json& model, std::string_view path,
+                                BpeLists* lists = nullptr);
 
   BpeModel();  // an empty vocabulary
   BpeModel(BpeModel&&) noexcept;

@@ -7,6 +7,7 @@
 #include "io/json_text.h"
 #include "text/json_fields.h"
 #include "text/tokenizer_impl.h"
+#include "text/tokenizer_json.h"
 #include "text/utf8.h"
 
 namespace qlinear::text {
@@ -104,7 +105,8 @@ Status apply_bos_eos_rule(TokenizerImpl& impl) {
   return Status::ok_status();
 }
 
-Result<std::shared_ptr<TokenizerImpl>> build(const Json& tj, TokenizerConfig config) {
+Result<std::shared_ptr<TokenizerImpl>> build(const Json& tj, BpeLists& lists,
+                                             TokenizerConfig config) {
   auto impl = std::make_shared<TokenizerImpl>();
   QL_RETURN_IF_ERROR(check_object(tj, "",
                                   {"version", "truncation", "padding", "added_tokens", "normalizer",
@@ -130,7 +132,7 @@ Result<std::shared_ptr<TokenizerImpl>> build(const Json& tj, TokenizerConfig con
   }
   QL_ASSIGN_OR_RETURN(const std::string model_type, get_string(model, "model", "type"));
   if (model_type != "BPE") return unsupported_value("model.type", Json(model_type), "BPE");
-  QL_ASSIGN_OR_RETURN(impl->model, BpeModel::parse(model, "model"));
+  QL_ASSIGN_OR_RETURN(impl->model, BpeModel::parse(model, "model", &lists));
   QL_ASSIGN_OR_RETURN(impl->normalizer, Normalizer::parse(member("normalizer"), "normalizer"));
   QL_ASSIGN_OR_RETURN(impl->pre_tokenizer,
                       PreTokenizer::parse(member("pre_tokenizer"), "pre_tokenizer"));
@@ -248,8 +250,7 @@ Tokenizer::Tokenizer(std::shared_ptr<const TokenizerImpl> impl) : impl_(std::mov
 Result<Tokenizer> Tokenizer::from_json(std::string_view tokenizer_json,
                                        std::string_view config_json, std::string_view where) {
   try {
-    QL_ASSIGN_OR_RETURN(Json tj, io_internal::parse_json_text(tokenizer_json, where,
-                                                              io_internal::DuplicateKeys::kAllow));
+    QL_ASSIGN_OR_RETURN(TokenizerJson parsed_json, parse_tokenizer_json(tokenizer_json, where));
     TokenizerConfig config;
     if (!config_json.empty()) {
       QL_ASSIGN_OR_RETURN(Json cj,
@@ -259,7 +260,8 @@ Result<Tokenizer> Tokenizer::from_json(std::string_view tokenizer_json,
       if (!parsed.ok()) return parsed.status().with_context("tokenizer_config.json");
       config = std::move(parsed).value();
     }
-    Result<std::shared_ptr<TokenizerImpl>> impl = build(tj, std::move(config));
+    Result<std::shared_ptr<TokenizerImpl>> impl =
+        build(parsed_json.tree, parsed_json.lists, std::move(config));
     if (!impl.ok()) {
       // Config and template errors already name their file.
       const std::string& m = impl.status().message();

@@ -139,6 +139,18 @@ TEST(TokenizerErrors, InconsistentFilesAreErrors) {
   t["model"]["unk_token"] = "<nope>";
   expect_error(t, "model.unk_token \"<nope>\" is not in the vocab");
   t = base();
+  t["model"]["vocab"]["x"] = "seven";
+  expect_error(t, "model.vocab.\"x\" must be an integer id");
+  t = base();
+  t["model"]["vocab"]["x"] = -1;
+  expect_error(t, "model.vocab.\"x\" id -1 must be a non-negative 32-bit integer");
+  t = base();
+  t["model"]["merges"] = {{"a", "b"}};
+  expect_error(t, "model.merges must be an array");
+  t = base();
+  t["model"]["merges"] = json::array({json::array({"t", "h", "e"})});
+  expect_error(t, "model.merges[0] must be [\"a\", \"b\"], got 3 strings");
+  t = base();
   t["added_tokens"][0].erase("content");
   expect_error(t, "added_tokens[0].content is missing");
   expect_error(base(), "tokenizer_config.json: bos_token \"<bos>\" is not in the vocabulary",
