@@ -1,6 +1,11 @@
 #include "text/chat_template.h"
 
+#include <utility>
+#include <vector>
+
 #include "text/jinja/template.h"
+#include "text/tokenizer.h"
+#include "text/tokenizer_impl.h"
 
 namespace qlinear::text {
 
@@ -19,11 +24,6 @@ Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& context) 
 }  // namespace qlinear::text
 
 // ---- Tokenizer::render_chat (needs the tokenizer's special tokens) ----
-
-#include <vector>
-
-#include "text/tokenizer.h"
-#include "text/tokenizer_impl.h"
 
 namespace qlinear::text {
 namespace {

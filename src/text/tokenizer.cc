@@ -327,16 +327,24 @@ Result<Tokenizer> Tokenizer::load(const std::string& dir) {
 }
 
 Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_special) const {
-  std::vector<int32_t> ids;
-  ids.reserve(text.size() / 3 + 4);
-  QL_RETURN_IF_ERROR(impl_->encode(text, add_special, ids, nullptr));
-  return ids;
+  try {
+    std::vector<int32_t> ids;
+    ids.reserve(text.size() / 3 + 4);
+    QL_RETURN_IF_ERROR(impl_->encode(text, add_special, ids, nullptr));
+    return ids;
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::kInternal, "out of memory encoding {} bytes", text.size());
+  }
 }
 
 Result<Encoding> Tokenizer::encode_with_tokens(std::string_view text, bool add_special) const {
-  Encoding e;
-  QL_RETURN_IF_ERROR(impl_->encode(text, add_special, e.ids, &e.tokens));
-  return e;
+  try {
+    Encoding e;
+    QL_RETURN_IF_ERROR(impl_->encode(text, add_special, e.ids, &e.tokens));
+    return e;
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::kInternal, "out of memory encoding {} bytes", text.size());
+  }
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) const {
