@@ -19,6 +19,7 @@ export const jinjaCases = [
   { name: "for_dict_keys", template: "{% for k in d %}{{ k }}{% endfor %}", context: { d: { x: 1, y: 2 } } },
   { name: "for_string_chars", template: "{% for c in 'héllo' %}[{{ c }}]{% endfor %}", context: {}, python: "[h][é][l][l][o]", why: "@huggingface/jinja cannot loop over a string" },
   { name: "for_previtem_nextitem", template: "{% for x in [1,2,3] %}{{ loop.previtem is defined }}{{ loop.nextitem | default('-') }} {% endfor %}", context: {}, python: "False2 True3 True- ", why: "booleans print as True/False in Python, true/false in @huggingface/jinja" },
+  { name: "for_loop_cycle", template: "{% for x in [1,2,3] %}{{ loop.cycle('a', 'b') }}{% endfor %}", context: {}, python: "aba", why: "@huggingface/jinja has no loop.cycle" },
   { name: "for_break_continue", template: "{% for x in range(10) %}{% if x == 2 %}{% continue %}{% endif %}{% if x == 5 %}{% break %}{% endif %}{{ x }}{% endfor %}", context: {} },
   { name: "nested_loops", template: "{% for a in [1,2] %}{% for b in ['x','y'] %}{{ a }}{{ b }}{{ loop.index }} {% endfor %}{{ loop.index }}|{% endfor %}", context: {} },
   { name: "if_elif_else", template: "{% for n in [1,2,3] %}{% if n == 1 %}one{% elif n == 2 %}two{% else %}many{% endif %} {% endfor %}", context: {} },

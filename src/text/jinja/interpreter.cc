@@ -591,33 +591,39 @@ Result<Interpreter::Flow> Interpreter::exec_for(const Stmt& s, const std::shared
     items = all;
   }
   const auto n = static_cast<int64_t>(items.size());
+  // One loop.cycle for the whole loop; it reads the current index.
+  auto index = std::make_shared<int64_t>(0);
+  auto cycle = std::make_shared<Callable>();
+  cycle->name = "loop.cycle";
+  cycle->builtin = [index](Interpreter&, CallArgs& args, int line) -> Result<Value> {
+    if (args.positional.empty()) {
+      return error(line, ErrorCode::kInvalidArgument, "loop.cycle() needs at least one value");
+    }
+    return args.positional[static_cast<size_t>(*index) % args.positional.size()];
+  };
+  const Value cycle_value = Value::callable(std::move(cycle));
   for (int64_t i = 0; i < n; ++i) {
     QL_RETURN_IF_ERROR(count_iteration(s.line));
+    *index = i;
     auto iteration = std::make_shared<Frame>(frame);
     QL_RETURN_IF_ERROR(bind(*iteration, items[static_cast<size_t>(i)]));
     Dict loop;
-    loop.set("index", Value::integer(i + 1));
-    loop.set("index0", Value::integer(i));
-    loop.set("revindex", Value::integer(n - i));
-    loop.set("revindex0", Value::integer(n - i - 1));
-    loop.set("first", Value::boolean(i == 0));
-    loop.set("last", Value::boolean(i == n - 1));
-    loop.set("length", Value::integer(n));
-    loop.set("depth", Value::integer(1));
-    loop.set("depth0", Value::integer(0));
-    loop.set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)]
-                               : Value::undefined("there is no previous item"));
-    loop.set("nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)]
-                                   : Value::undefined("there is no next item"));
-    auto cycle = std::make_shared<Callable>();
-    cycle->name = "loop.cycle";
-    cycle->builtin = [i](Interpreter&, CallArgs& args, int line) -> Result<Value> {
-      if (args.positional.empty()) {
-        return error(line, ErrorCode::kInvalidArgument, "loop.cycle() needs at least one value");
-      }
-      return args.positional[static_cast<size_t>(i) % args.positional.size()];
-    };
-    loop.set("cycle", Value::callable(std::move(cycle)));
+    loop.items.reserve(12);
+    const auto add = [&](const char* key, Value v) { loop.items.emplace_back(key, std::move(v)); };
+    add("index", Value::integer(i + 1));
+    add("index0", Value::integer(i));
+    add("revindex", Value::integer(n - i));
+    add("revindex0", Value::integer(n - i - 1));
+    add("first", Value::boolean(i == 0));
+    add("last", Value::boolean(i == n - 1));
+    add("length", Value::integer(n));
+    add("depth", Value::integer(1));
+    add("depth0", Value::integer(0));
+    add("previtem",
+        i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
+    add("nextitem",
+        i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
+    add("cycle", cycle_value);
     iteration->set("loop", Value::dict(std::move(loop)));
     QL_ASSIGN_OR_RETURN(const Flow flow, exec(s.body, iteration, out));
     if (flow == Flow::kBreak) break;
