@@ -28,9 +28,9 @@
 #include "convert/canonical.h"
 #include "core/progress.h"
 #include "core/tensor.h"
-#include "kernels/device.h"
 #include "kernels/kernel.h"
 #include "kernels/select.h"
+#include "qlinear/device.h"
 
 namespace qlinear::bench {
 
@@ -77,7 +77,7 @@ float unit(uint64_t r, float lo, float hi) {
   return lo + (hi - lo) * static_cast<float>(r >> 40) / static_cast<float>(1 << 24);
 }
 
-Canonical random_canonical(const LinearProblem& p, uint64_t seed) {
+Canonical random_weights(const LinearProblem& p, uint64_t seed) {
   Canonical c;
   c.name = "bench";
   c.shard_sizes = {p.N};
@@ -157,8 +157,8 @@ Canonical random_canonical(const LinearProblem& p, uint64_t seed) {
   return c;
 }
 
-Tensor random_activations(DType dtype, int64_t M, int64_t K, uint64_t seed) {
-  Tensor x(dtype, {M, K});
+Result<Tensor> random_activations(DType dtype, int64_t M, int64_t K, uint64_t seed) {
+  QL_ASSIGN_OR_RETURN(Tensor x, Tensor::allocate(dtype, {M, K}));
   std::vector<float> values(static_cast<std::size_t>(M * K));
   parallel_fill(values, seed, [](uint64_t r) { return unit(r, -2.0f, 2.0f); });
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -259,7 +259,7 @@ Result<std::map<int64_t, BlasTiming>> time_blas(const BenchShape& shape,
   openblas_set_num_threads(threads);
   std::map<int64_t, BlasTiming> out;
   for (int64_t M : batches) {
-    const Tensor x = random_activations(DType::kF32, M, shape.K, 7);
+    QL_ASSIGN_OR_RETURN(const Tensor x, random_activations(DType::kF32, M, shape.K, 7));
     std::vector<float> y(static_cast<std::size_t>(M * shape.N));
     auto call = [&](int64_t i) -> Status {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M),
@@ -345,6 +345,10 @@ constexpr SchemeInfo kSchemes[] = {
 };
 
 }  // namespace
+
+Canonical random_canonical(const LinearProblem& problem, uint64_t seed) {
+  return random_weights(problem, seed);
+}
 
 std::vector<std::string> scheme_names() {
   std::vector<std::string> names;
@@ -501,6 +505,7 @@ Result<std::vector<BenchRecord>> run_bench(
   for (int64_t M : batches) {
     if (M <= 0) return make_error(ErrorCode::kInvalidArgument, "--batch {}: must be > 0", M);
   }
+  const int64_t max_batch = *std::max_element(batches.begin(), batches.end());
 
   // (scheme label, problem template) pairs and the shapes to run them on.
   std::vector<std::pair<std::string, std::optional<LinearProblem>>> schemes;
@@ -543,22 +548,29 @@ Result<std::vector<BenchRecord>> run_bench(
       } else {
         QL_ASSIGN_OR_RETURN(problem, scheme_problem(scheme, shape.K, shape.N, options.act_dtype));
       }
-      QL_ASSIGN_OR_RETURN(const Selection selection,
-                          select_kernel(problem, device, policy, "bench"));
-      const Canonical weights = random_canonical(problem, 42);
+      problem.m_min = 1;
+      problem.m_max = max_batch;
+      const Canonical weights = random_weights(problem, 42);
       const int64_t bytes = weight_bytes(problem);
       const int64_t copies = rotation_copies(bytes, rotate_bytes, rotate_bytes * 4);
-      std::vector<std::unique_ptr<PreparedLinear>> prepared;
+      std::vector<Linear> prepared;
       for (int64_t i = 0; i < copies; ++i) {
-        QL_ASSIGN_OR_RETURN(auto p, selection.kernel->prepare(weights, selection.problem, device));
-        prepared.push_back(std::move(p));
+        QL_ASSIGN_OR_RETURN(Linear linear,
+                            Linear::create_for_problem(weights, problem, device, policy, "bench"));
+        prepared.push_back(std::move(linear));
       }
+      QL_ASSIGN_OR_RETURN(
+          Tensor workspace,
+          Tensor::allocate(DType::kU8,
+                           {static_cast<int64_t>(prepared.front().workspace_bytes(max_batch))}));
       for (int64_t M : batches) {
-        const Tensor x = random_activations(problem.act_dtype, M, shape.K, 11);
-        Tensor y(DType::kF32, {M, shape.N});
-        Stream stream;
-        stream.threads = threads;
-        auto call = [&](int64_t i) { return prepared[i]->run(x.view(), y.view(), stream); };
+        QL_ASSIGN_OR_RETURN(const Tensor x, random_activations(problem.act_dtype, M, shape.K, 11));
+        QL_ASSIGN_OR_RETURN(Tensor y, Tensor::allocate(problem.out_dtype, {M, shape.N}));
+        ExecContext ctx;
+        ctx.threads = threads;
+        ctx.workspace = {workspace.data(), workspace.nbytes(), Location::host()};
+        auto call = [&](int64_t i) { return prepared[i].run(x.matrix(), y.matrix(), ctx); };
+        const LinearBucket& bucket = prepared.front().bucket_for(M);
         const double membw_before = probe.measure(probe_passes);
         QL_ASSIGN_OR_RETURN(const Timing timing, time_calls(call, copies, options.quick));
         const double membw_after = probe.measure(probe_passes);
@@ -568,8 +580,9 @@ Result<std::vector<BenchRecord>> run_bench(
         r.K = shape.K;
         r.N = shape.N;
         r.M = M;
-        r.kernel = std::string(selection.kernel->name());
-        r.problem = selection.problem.to_string();
+        r.kernel = bucket.kernel;
+        r.engine = bucket.engine;
+        r.problem = bucket.problem;
         r.median_s = timing.median_s;
         r.reps = timing.reps;
         r.discarded = timing.discarded;
@@ -604,6 +617,7 @@ std::string record_json(const BenchRecord& r) {
   j["N"] = r.N;
   j["M"] = r.M;
   j["kernel"] = r.kernel;
+  j["engine"] = r.engine;
   j["problem"] = r.problem;
   j["median_s"] = r.median_s;
   j["reps"] = r.reps;
@@ -628,7 +642,8 @@ std::string records_table(const std::vector<BenchRecord>& records) {
   for (const BenchRecord& r : records) {
     out += fmt::format("| {} | {}x{}{} | {} | {} | {:.3f} | {:.1f} | {:.2f} | {:.1f} | {} | {} |\n",
                        r.scheme, r.K, r.N, r.label.empty() ? "" : fmt::format(" {}", r.label), r.M,
-                       r.kernel, r.median_s * 1e3, r.gbps, r.ratio_membw, r.gflops,
+                       r.engine.empty() ? r.kernel : fmt::format("{} [{}]", r.kernel, r.engine),
+                       r.median_s * 1e3, r.gbps, r.ratio_membw, r.gflops,
                        r.blas_median_s > 0 ? fmt::format("{:.3f}", r.blas_median_s * 1e3) : "-",
                        r.blas_median_s > 0 ? fmt::format("{:.2f}", r.ratio_blas) : "-");
   }

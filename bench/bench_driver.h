@@ -13,10 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dtype.h"
+#include "convert/canonical.h"
 #include "core/memory.h"
 #include "core/status.h"
 #include "kernels/problem.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear::bench {
 
@@ -52,6 +53,7 @@ struct BenchRecord {
   int64_t N = 0;
   int64_t M = 0;
   std::string kernel;
+  std::string engine;   // the kernel's algorithm at this M ("inline", "panel"), or ""
   std::string problem;  // the selected problem string (a reproducer)
   double median_s = 0.0;
   int reps = 0;
@@ -78,6 +80,9 @@ Result<LinearProblem> scheme_problem(std::string_view scheme, int64_t K, int64_t
 Result<std::vector<BenchShape>> read_shapes(const std::string& path);
 // "4096x14336" -> {K=4096, N=14336}.
 Result<BenchShape> parse_shape(std::string_view text);
+// Random canonical weights of `problem` (codes uniform, scales 1e-3..1e-2, zeros and act-order
+// as the problem says), filled in parallel: what a benchmark runs on.
+Canonical random_canonical(const LinearProblem& problem, uint64_t seed);
 // Checkpoint-sized bytes of the weights of `problem` (see BenchRecord::weight_bytes).
 int64_t weight_bytes(const LinearProblem& problem);
 

@@ -1,19 +1,13 @@
-// qlinear's public API in one include: open a checkpoint, plan and convert its linear layers,
-// shard them, select a kernel per layer and run it. Link the qlinear_* module libraries.
+// qlinear's public API in one include. Link qlinear::qlinear (or qlinear::qlinear_static) from
+// find_package(qlinear). These headers need only this folder on the include path.
 #pragma once
 
-#include "convert/canonical.h"
-#include "convert/convert.h"
-#include "core/dtype.h"
-#include "core/status.h"
-#include "core/tensor.h"
-#include "io/checkpoint.h"
-#include "io/safetensors.h"
-#include "kernels/device.h"
-#include "kernels/kernel.h"
-#include "kernels/problem.h"
-#include "kernels/registry.h"
-#include "kernels/select.h"
-#include "quant/layer_plan.h"
-#include "quant/quant_spec.h"
-#include "shard/shard.h"
+#include "qlinear/device.h"
+#include "qlinear/dtype.h"
+#include "qlinear/explain.h"
+#include "qlinear/linear.h"
+#include "qlinear/log.h"
+#include "qlinear/model.h"
+#include "qlinear/status.h"
+#include "qlinear/version.h"
+#include "qlinear/view.h"

@@ -35,8 +35,40 @@ struct ExplainCliOptions {
   bool int8_activations = false;
   int tp = 1;
   std::string quantization;
+  std::string act_dtype = "bf16";
+  std::string out_dtype = "f32";
+  int64_t max_rows = 4096;
   bool json = false;
 };
+
+DType dtype_flag(const std::string& name) {
+  return name == "f32" ? DType::kF32 : name == "f16" ? DType::kF16 : DType::kBF16;
+}
+
+// "M1-255" or "M256+" of a bucket.
+std::string m_range(int64_t lo, int64_t hi) { return fmt::format("M{}-{}", lo, hi); }
+
+// The kernels of a row's buckets, each once, in order: "a", or "a / b" when M switches kernels.
+std::string kernels_text(const ExplainRow& row) {
+  std::vector<std::string> names;
+  for (const ExplainBucket& b : row.buckets) {
+    const std::string name = b.kernel.empty() ? "(none)" : b.kernel;
+    if (names.empty() || names.back() != name) names.push_back(name);
+  }
+  return names.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(names, " / "));
+}
+
+// "M1-255 cpu.w4a16.avx512 [inline], M256-4096 cpu.w4a16.avx512 [panel]", or "" for one bucket.
+std::string buckets_text(const ExplainRow& row) {
+  if (row.buckets.size() < 2) return "";
+  std::vector<std::string> parts;
+  for (const ExplainBucket& b : row.buckets) {
+    parts.push_back(fmt::format("{} {}{}", m_range(b.m_min, b.m_max),
+                                b.kernel.empty() ? "(none)" : b.kernel,
+                                b.engine.empty() ? "" : fmt::format(" [{}]", b.engine)));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
 
 // "0,1" / "0-31" / "0-3,7": consecutive runs of three or more become ranges.
 std::string index_ranges(std::vector<long> indices) {
@@ -106,9 +138,7 @@ std::pair<long, int> model_order(const std::string& name) {
 void print_table(const ExplainReport& report) {
   const std::string headers[] = {"LAYER", "SCHEME", "KERNEL", "MODE"};
   size_t widths[] = {headers[0].size(), headers[1].size(), headers[2].size()};
-  const auto kernel_text = [](const ExplainRow& row) {
-    return row.kernel.empty() ? std::string("(none)") : row.kernel;
-  };
+  const auto kernel_text = [](const ExplainRow& row) { return kernels_text(row); };
   for (const ExplainRow& row : report.layers) {
     widths[0] = std::max(widths[0], row.name.size());
     widths[1] = std::max(widths[1], row.scheme.size());
@@ -123,15 +153,40 @@ void print_table(const ExplainReport& report) {
   }
 }
 
-// Layers with the same mode, reasons, runners-up and error share one block of details.
-using DetailKey =
-    std::tuple<std::string, std::string, std::vector<std::pair<std::string, std::string>>,
-               std::vector<std::string>, std::string>;
+// Layers with the same buckets, modes, reasons, runners-up and errors share one block of details.
+using SelectionKey = std::tuple<int64_t, int64_t, std::string, std::string,
+                                std::vector<std::pair<std::string, std::string>>,
+                                std::vector<std::string>, std::string>;
+using DetailKey = std::tuple<std::string, std::string, std::vector<SelectionKey>>;
 
 DetailKey detail_key(const ExplainRow& row) {
-  std::vector<std::pair<std::string, std::string>> rejected;
-  for (const ExplainRejection& r : row.rejected) rejected.emplace_back(r.kernel, r.reason);
-  return {row.mode, row.mode_reason, std::move(rejected), row.also_accepted, row.error};
+  std::vector<SelectionKey> selections;
+  for (const ExplainSelection& e : row.selections) {
+    std::vector<std::pair<std::string, std::string>> rejected;
+    for (const ExplainRejection& r : e.rejected) rejected.emplace_back(r.kernel, r.reason);
+    selections.emplace_back(e.m_min, e.m_max, e.mode, e.mode_reason, std::move(rejected),
+                            e.also_accepted, e.error);
+  }
+  return {row.note, buckets_text(row), std::move(selections)};
+}
+
+void print_selection(const ExplainSelection& e, std::string_view indent) {
+  if (!e.mode_reason.empty()) fmt::print("{}{}: {}\n", indent, e.mode_label, e.mode_reason);
+  if (!e.error.empty()) {
+    // The no-kernel error already lists every candidate with its reason and remedy.
+    fmt::print("{}error: {}\n", indent, e.error);
+    return;
+  }
+  if (!e.also_accepted.empty()) {
+    fmt::print("{}also accepted (lower priority): {}\n", indent, fmt::join(e.also_accepted, ", "));
+  }
+  if (e.rejected.empty()) return;
+  size_t width = 0;
+  for (const ExplainRejection& r : e.rejected) width = std::max(width, r.kernel.size());
+  fmt::print("{}rejected:\n", indent);
+  for (const ExplainRejection& r : e.rejected) {
+    fmt::print("{}  {:<{}}  {}\n", indent, r.kernel, width, r.reason);
+  }
 }
 
 void print_details(const ExplainReport& report) {
@@ -151,23 +206,18 @@ void print_details(const ExplainReport& report) {
     const std::vector<std::string>& members = names[key];
     fmt::print("\n{}{}:\n", fmt::join(fold_layer_names(members), ", "),
                members.size() > 1 ? fmt::format(" ({} layers)", members.size()) : "");
-    if (!row.mode_reason.empty()) {
-      fmt::print("  {}: {}\n", row.mode_label, row.mode_reason);
+    if (!row.note.empty()) fmt::print("  note: {}\n", row.note);
+    if (const std::string by_m = buckets_text(row); !by_m.empty()) {
+      fmt::print("  by M: {}\n", by_m);
     }
-    if (!row.error.empty()) {
-      // The no-kernel error already lists every candidate with its reason and remedy.
-      fmt::print("  error: {}\n", row.error);
+    if (row.selections.size() == 1) {
+      print_selection(row.selections.front(), "  ");
       continue;
     }
-    if (!row.also_accepted.empty()) {
-      fmt::print("  also accepted (lower priority): {}\n", fmt::join(row.also_accepted, ", "));
-    }
-    if (row.rejected.empty()) continue;
-    size_t width = 0;
-    for (const ExplainRejection& r : row.rejected) width = std::max(width, r.kernel.size());
-    fmt::print("  rejected:\n");
-    for (const ExplainRejection& r : row.rejected) {
-      fmt::print("    {:<{}}  {}\n", r.kernel, width, r.reason);
+    for (const ExplainSelection& e : row.selections) {
+      fmt::print("  {} ({}):\n", m_range(e.m_min, e.m_max),
+                 e.kernel.empty() ? "no kernel" : e.kernel);
+      print_selection(e, "    ");
     }
   }
 }
@@ -179,8 +229,13 @@ Status run_explain(const ExplainCliOptions& opts) {
   QL_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(opts.model));
   ExplainOptions options;
   options.tp = opts.tp;
-  options.quant.quantization = opts.quantization;
-  QL_ASSIGN_OR_RETURN(ExplainReport report, explain_model(checkpoint, device, policy, options));
+  QuantOptions quant;
+  quant.quantization = opts.quantization;
+  options.act_dtype = dtype_flag(opts.act_dtype);
+  options.out_dtype = dtype_flag(opts.out_dtype);
+  options.max_rows = opts.max_rows;
+  QL_ASSIGN_OR_RETURN(ExplainReport report,
+                      explain_model(checkpoint, device, policy, options, quant));
   if (opts.json) {
     fmt::print("{}\n", report.to_json());
   } else {
@@ -219,6 +274,16 @@ void add_explain_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--quantization", opts->quantization,
                   "Quantize an unquantized checkpoint online (fp8)")
       ->check(CLI::IsMember({"fp8"}));
+  cmd->add_option("--dtype", opts->act_dtype, "Activation dtype the layers get: bf16, f16 or f32")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
+  cmd->add_option("--out-dtype", opts->out_dtype, "Output dtype the layers write: f32, bf16, f16")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
+  cmd->add_option("--max-rows", opts->max_rows,
+                  "Explain M (rows of x) from 1 to this: the decode and prefill buckets")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &ctx] { run_command(ctx, [&] { return run_explain(*opts); }); });
 }

@@ -164,13 +164,21 @@ Result<InspectReport> gather(const InspectOptions& opts) {
   const auto module_bytes = bytes_by_module(checkpoint);
   Progress converting("converting", layers.size());
   for (const LinearLayer& layer : layers) {
-    QL_ASSIGN_OR_RETURN(Canonical canonical, load_canonical(checkpoint, layer));
-    InspectLayer row = describe_layer(layer, canonical);
-    for (const std::string& shard : layer.shards) {
-      const auto it = module_bytes.find(shard);
-      if (it != module_bytes.end()) row.bytes_on_disk += it->second;
+    QL_ASSIGN_OR_RETURN(LoadedLayer loaded, load_layer(checkpoint, layer));
+    for (std::size_t i = 0; i < loaded.parts.size(); ++i) {
+      // Shards that run unfused are listed one by one.
+      const LinearLayer part =
+          loaded.parts.size() == 1
+              ? layer
+              : LinearLayer{
+                    layer.shards[i], {layer.shards[i]}, {layer.specs[i]}, loaded.unfused_reason};
+      InspectLayer row = describe_layer(part, loaded.parts[i]);
+      for (const std::string& shard : part.shards) {
+        const auto it = module_bytes.find(shard);
+        if (it != module_bytes.end()) row.bytes_on_disk += it->second;
+      }
+      report.layers.push_back(std::move(row));
     }
-    report.layers.push_back(std::move(row));
     converting.advance(1);
   }
   converting.finish();

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/status.h"
-#include "kernels/device.h"
 #include "kernels/select.h"
+#include "qlinear/device.h"
 
 namespace qlinear {
 

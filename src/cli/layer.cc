@@ -19,9 +19,8 @@
 #include "core/tensor.h"
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
-#include "kernels/kernel.h"
-#include "kernels/problem.h"
 #include "kernels/select.h"
+#include "qlinear/linear.h"
 #include "quant/layer_plan.h"
 #include "quant/quant_spec.h"
 
@@ -40,6 +39,7 @@ struct LayerCliOptions {
   bool int8_activations = false;
   bool force_output = false;
   int threads = 0;
+  std::string out_dtype = "f32";
 };
 
 // The layer to run and, for a shard name, which columns of its output to keep.
@@ -110,7 +110,7 @@ Result<Tensor> read_input(const std::string& path, int64_t K, const std::string&
                       "{}: \"x\" has shape {}; layer \"{}\" expects [M, K={}] with M >= 1", path,
                       shape_to_string(info->shape), layer_name, K);
   }
-  Tensor x(info->dtype, info->shape);
+  QL_ASSIGN_OR_RETURN(Tensor x, Tensor::allocate(info->dtype, info->shape));
   const std::span<const std::byte> bytes = file->data(*info);
   std::memcpy(x.data(), bytes.data(), bytes.size());
   return x;
@@ -132,27 +132,49 @@ Status run_layer(const LayerCliOptions& opts) {
   QL_ASSIGN_OR_RETURN(std::vector<LinearLayer> layers, plan_linear_layers(checkpoint, *config));
   QL_ASSIGN_OR_RETURN(LayerChoice choice, find_layer(layers, opts.name, opts.model));
   const LinearLayer& layer = *choice.layer;
+  // (choice.shard may be reset below when the layer runs unfused.)
 
-  QL_ASSIGN_OR_RETURN(Canonical weights, load_canonical(checkpoint, layer));
+  QL_ASSIGN_OR_RETURN(LoadedLayer loaded, load_layer(checkpoint, layer));
+  if (loaded.parts.size() > 1) {
+    // Shards that cannot be fused run alone: a shard name runs its own part, whole.
+    if (choice.shard < 0) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--name {}: this layer {}; name one of its shards ({})", opts.name,
+                        loaded.unfused_reason, fmt::join(layer.shards, ", "));
+    }
+    Canonical part = std::move(loaded.parts[static_cast<std::size_t>(choice.shard)]);
+    loaded.parts = {std::move(part)};
+    choice.shard = -1;
+  }
+  const Canonical& weights = loaded.parts.front();
   QL_ASSIGN_OR_RETURN(Tensor x, read_input(opts.input, weights.K(), opts.name));
-
-  LinearProblem problem = LinearProblem::from_canonical(weights);
-  problem.act_dtype = x.dtype();
-  QL_ASSIGN_OR_RETURN(Selection selection, select_kernel(problem, device, policy, layer.name));
-  QL_ASSIGN_OR_RETURN(std::unique_ptr<PreparedLinear> prepared,
-                      selection.kernel->prepare(weights, selection.problem, device));
 
   const int64_t M = x.shape()[0];
   const int64_t N = weights.N();
-  Tensor y(DType::kF32, {M, N});
-  Stream stream;
-  stream.threads = opts.threads;
-  QL_RETURN_IF_ERROR(prepared->run(x.view(), y.view(), stream));
+  LinearOptions options;
+  options.policy = policy;
+  options.act_dtype = x.dtype();
+  options.out_dtype = opts.out_dtype == "bf16"  ? DType::kBF16
+                      : opts.out_dtype == "f16" ? DType::kF16
+                                                : DType::kF32;
+  options.max_rows = M;
+  QL_ASSIGN_OR_RETURN(Linear linear, Linear::create(weights, device, options, weights.name));
+  QL_ASSIGN_OR_RETURN(Tensor y, Tensor::allocate(options.out_dtype, {M, N}));
+  QL_ASSIGN_OR_RETURN(
+      Tensor workspace,
+      Tensor::allocate(DType::kU8, {static_cast<int64_t>(linear.workspace_bytes(M))}));
+  ExecContext ctx;
+  ctx.threads = opts.threads;
+  ctx.workspace = {workspace.data(), workspace.nbytes(), Location::host()};
+  QL_RETURN_IF_ERROR(linear.run(x.matrix(), y.matrix(), ctx));
+  const LinearBucket& bucket = linear.bucket_for(M);
+  const std::string kernel_text =
+      bucket.engine.empty() ? bucket.kernel : fmt::format("{} [{}]", bucket.kernel, bucket.engine);
 
   // A shard keeps its own columns of the fused output.
   int64_t first = 0;
   int64_t width = N;
-  std::string ran = layer.name;
+  std::string ran = weights.name;
   if (choice.shard >= 0) {
     if (weights.shard_sizes.size() != layer.shards.size()) {
       return make_error(ErrorCode::kInternal,
@@ -163,23 +185,26 @@ Status run_layer(const LayerCliOptions& opts) {
     width = weights.shard_sizes[static_cast<size_t>(choice.shard)];
     ran = fmt::format("{}, columns {}..{} of {}", layer.name, first, first + width - 1, N);
   }
-  std::vector<float> out(static_cast<size_t>(M * width));
-  const float* y_data = y.data_as<float>();
+  const std::size_t elem = dtype_size(y.dtype());
+  std::vector<std::byte> out(static_cast<size_t>(M * width) * elem);
+  const auto* y_data = static_cast<const std::byte*>(y.data());
   for (int64_t m = 0; m < M; ++m) {
-    std::copy_n(y_data + m * N + first, width, out.begin() + m * width);
+    std::memcpy(out.data() + static_cast<size_t>(m * width) * elem,
+                y_data + static_cast<size_t>(m * N + first) * elem,
+                static_cast<size_t>(width) * elem);
   }
   SafetensorsWriter writer;
-  writer.add_values("y", DType::kF32, {M, width}, out);
+  writer.add("y", y.dtype(), {M, width}, out);
   writer.set_metadata("layer", opts.name);
-  writer.set_metadata("kernel", std::string(selection.kernel->name()));
+  writer.set_metadata("kernel", bucket.kernel);
   QL_RETURN_IF_ERROR(writer.write(opts.output, OutputOptions{opts.force_output}));
 
   if (choice.shard >= 0) {
     fmt::print(stderr, "qlinear: layer {}: kernel {} (problem {}; ran {})\n", opts.name,
-               selection.kernel->name(), selection.problem.to_string(), ran);
+               kernel_text, bucket.problem, ran);
   } else {
-    fmt::print(stderr, "qlinear: layer {}: kernel {} (problem {})\n", opts.name,
-               selection.kernel->name(), selection.problem.to_string());
+    fmt::print(stderr, "qlinear: layer {}: kernel {} (problem {})\n", opts.name, kernel_text,
+               bucket.problem);
   }
   return Status::ok_status();
 }
@@ -196,8 +221,12 @@ void add_layer_command(CLI::App& app, CommandContext& ctx) {
       ->required();
   cmd->add_option("--input", opts->input, "safetensors file with tensor x [M, K] (f32/f16/bf16)")
       ->required();
-  cmd->add_option("--output", opts->output, "safetensors file to write with tensor y [M, N] f32")
+  cmd->add_option("--output", opts->output,
+                  "safetensors file to write with tensor y [M, N] (f32 unless --out-dtype)")
       ->required();
+  cmd->add_option("--out-dtype", opts->out_dtype, "Dtype of y: f32, bf16 or f16")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
   cmd->add_flag("--force-output", opts->force_output,
                 "Write through a symbolic link, or into a device or FIFO (e.g. /dev/null), "
                 "instead of refusing");

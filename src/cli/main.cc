@@ -7,11 +7,12 @@
 
 #include "cli/commands.h"
 #include "core/escape.h"
+#include "qlinear/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"qlinear: quantized LLM checkpoints through one canonical weight form"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "qlinear 0.1.0");
+  app.set_version_flag("--version", std::string("qlinear ") + qlinear::version_string());
 
   qlinear::CommandContext ctx;
   qlinear::add_example_command(app, ctx);
@@ -19,6 +20,13 @@ int main(int argc, char** argv) {
   qlinear::add_bench_command(app, ctx);
   qlinear::add_explain_command(app, ctx);
   qlinear::add_layer_command(app, ctx);
+  qlinear::add_generate_command(app, ctx);
+  qlinear::add_verify_command(app, ctx);
+  qlinear::add_bench_model_command(app, ctx);
+  qlinear::add_tokenize_command(app, ctx);
+  qlinear::add_detokenize_command(app, ctx);
+  qlinear::add_chat_format_command(app, ctx);
+  qlinear::add_bench_tokenizer_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/dtype.h"
+#include "qlinear/dtype.h"
 #include "quant/quant_spec.h"
 
 namespace qlinear {

@@ -6,8 +6,11 @@
 // normalised to fp32, NaN / infinite / zero / negative scales rejected with the tensor named.
 #pragma once
 
+#include <string>
+#include <vector>
 #include "convert/canonical.h"
 #include "core/status.h"
+
 #include "quant/layer_plan.h"
 
 namespace qlinear {
@@ -16,5 +19,14 @@ class Checkpoint;
 
 // Loads and converts one layer (all its fused shards, concatenated along N).
 Result<Canonical> load_canonical(const Checkpoint& checkpoint, const LinearLayer& layer);
+
+// A layer as it runs: one fused canonical form, or -- when its shards convert fine but cannot
+// share one (act-order tables that differ, an FP8 block that would straddle two shards) -- each
+// shard alone, with the reason. Fusion is an optimisation, never a failure.
+struct LoadedLayer {
+  std::vector<Canonical> parts;  // {fused}, or one per shard in N order
+  std::string unfused_reason;    // "" when fused
+};
+Result<LoadedLayer> load_layer(const Checkpoint& checkpoint, const LinearLayer& layer);
 
 }  // namespace qlinear

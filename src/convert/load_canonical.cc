@@ -1,5 +1,7 @@
 // Reads each shard's tensors from the checkpoint by its QuantSpec, converts them one by one and
 // concatenates fused shards along N.
+#include <fmt/format.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +79,32 @@ Result<Kind> kind_of(const QuantSpec& spec) {
 }
 
 }  // namespace
+
+namespace {
+
+// Each shard of `layer` as a layer of its own.
+LinearLayer shard_layer(const LinearLayer& layer, std::size_t i) {
+  return LinearLayer{layer.shards[i], {layer.shards[i]}, {layer.specs[i]}, layer.unfused_reason};
+}
+
+}  // namespace
+
+Result<LoadedLayer> load_layer(const Checkpoint& checkpoint, const LinearLayer& layer) {
+  Result<Canonical> fused = load_canonical(checkpoint, layer);
+  if (fused.ok() || layer.shards.size() < 2) {
+    if (!fused.ok()) return fused.status();
+    return LoadedLayer{{std::move(fused).value()}, ""};
+  }
+  // The fused form failed: when every shard converts alone, only their agreement did.
+  LoadedLayer parts;
+  for (std::size_t i = 0; i < layer.shards.size(); ++i) {
+    Result<Canonical> part = load_canonical(checkpoint, shard_layer(layer, i));
+    if (!part.ok()) return part.status();
+    parts.parts.push_back(std::move(part).value());
+  }
+  parts.unfused_reason = fmt::format("runs unfused: {}", fused.status().message());
+  return parts;
+}
 
 Result<Canonical> load_canonical(const Checkpoint& checkpoint, const LinearLayer& layer) {
   if (layer.shards.empty() || layer.specs.size() != layer.shards.size()) {

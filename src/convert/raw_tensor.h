@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dtype.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear {
 

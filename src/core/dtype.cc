@@ -1,4 +1,4 @@
-#include "core/dtype.h"
+#include "qlinear/dtype.h"
 
 #include <bit>
 #include <cmath>

@@ -5,10 +5,41 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "core/memory.h"
 
 namespace qlinear {
+namespace {
+
+class HostAllocator final : public Allocator {
+ public:
+  Location location() const override { return Location::host(); }
+  Result<void*> allocate(std::size_t bytes) const override {
+    void* p = allocate_streamed(bytes);
+    if (p == nullptr) {
+      return make_error(ErrorCode::kIo, "out of host memory: could not allocate {} bytes", bytes);
+    }
+    return p;
+  }
+  void deallocate(void* data) const noexcept override { std::free(data); }
+};
+
+}  // namespace
+
+std::string Location::to_string() const {
+  switch (kind) {
+    case MemoryKind::kHost:
+      return "host";
+    case MemoryKind::kPinnedHost:
+      return "pinned";
+    case MemoryKind::kCuda:
+      return fmt::format("cuda:{}", device);
+    case MemoryKind::kOpenCl:
+      return fmt::format("opencl:{}", device);
+  }
+  return "unknown";
+}
 
 std::string shape_to_string(const Shape& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
@@ -37,13 +68,49 @@ bool TensorView::is_contiguous() const {
   return true;
 }
 
-void Tensor::FreeDeleter::operator()(void* p) const { std::free(p); }
+const Allocator& host_allocator() {
+  static const HostAllocator allocator;
+  return allocator;
+}
 
-Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  const std::size_t bytes = nbytes();
-  void* p = allocate_streamed(bytes);
-  if (p != nullptr) std::memset(p, 0, bytes);
-  storage_.reset(p);
+Result<Tensor> Tensor::allocate(DType dtype, Shape shape, const Allocator& allocator) {
+  // The byte count, refusing negative extents and overflow.
+  uint64_t bytes = dtype_size(dtype);
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return make_error(ErrorCode::kInvalidArgument, "tensor shape {} has a negative extent",
+                        shape_to_string(shape));
+    }
+    if (d != 0 && bytes > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) {
+      return make_error(ErrorCode::kInvalidArgument, "tensor shape {} of {} overflows 64 bits",
+                        shape_to_string(shape), dtype_name(dtype));
+    }
+    bytes *= static_cast<uint64_t>(d);
+  }
+  if (bytes > std::numeric_limits<std::size_t>::max() / 2) {
+    return make_error(ErrorCode::kInvalidArgument, "tensor shape {} of {} needs {} bytes",
+                      shape_to_string(shape), dtype_name(dtype), bytes);
+  }
+  QL_ASSIGN_OR_RETURN(void* p, allocator.allocate(static_cast<std::size_t>(bytes)));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.location_ = allocator.location();
+  t.storage_ = std::unique_ptr<void, TensorDeleter>(p, TensorDeleter{&allocator});
+  if (t.location_.host_accessible() && bytes > 0) std::memset(p, 0, static_cast<size_t>(bytes));
+  return t;
+}
+
+ConstMatrixView Tensor::matrix() const {
+  const int64_t rows = shape_.size() >= 2 ? shape_[0] : 1;
+  const int64_t cols = shape_.empty() ? 1 : shape_.back();
+  return ConstMatrixView(data(), dtype_, rows, cols, cols, location_);
+}
+
+MatrixView Tensor::matrix() {
+  const int64_t rows = shape_.size() >= 2 ? shape_[0] : 1;
+  const int64_t cols = shape_.empty() ? 1 : shape_.back();
+  return MatrixView(data(), dtype_, rows, cols, cols, location_);
 }
 
 }  // namespace qlinear

@@ -20,11 +20,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dtype.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "io/model_files.h"
 #include "io/output_file.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "kernels/device.h"
+#include "qlinear/device.h"
 
 namespace qlinear {
 

@@ -1,5 +1,5 @@
 // Devices: detection on this machine and simulated targets for `--target`.
-#include "kernels/device.h"
+#include "qlinear/device.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "kernels/device_context.h"
 
 namespace qlinear {
 namespace {
@@ -114,7 +115,10 @@ std::string Device::describe() const {
       break;
     }
     case Platform::kCuda:
-      text += fmt::format(" sm{} ({} SMs, {} GiB)", sm, sm_count, memory_bytes / kGiB);
+      text += fmt::format(" sm{} ({} SMs, {} GiB", sm, sm_count, memory_bytes / kGiB);
+      if (l2_bytes > 0) text += fmt::format(", {} MiB L2", l2_bytes >> 20);
+      if (memory_gbps > 0) text += fmt::format(", {:.0f} GB/s", memory_gbps);
+      text += ")";
       break;
     case Platform::kOpenCl: {
       text += fmt::format(" {} {}", vendor, is_gpu ? "gpu" : "cpu-device");
@@ -138,24 +142,15 @@ Result<Device> detect_device(std::string_view spec) {
     device.cpu = detect_cpu_features();
     return device;
   }
-  const bool cuda =
-      spec == "cuda" || (spec.starts_with("cuda:") && parse_index(spec.substr(5)) >= 0);
-  const bool opencl =
-      spec == "opencl" || (spec.starts_with("opencl:") && parse_index(spec.substr(7)) >= 0);
-  if (cuda) {
-    // Device enumeration lives in the CUDA backend; without it there is nothing to ask.
-    return make_error(ErrorCode::kUnsupported,
-                      "device \"{}\": CUDA backend not compiled into this qlinear (build with the "
-                      "cuda preset); use --target cuda:sm90 to simulate",
-                      spec);
+  if (spec == "cuda" || spec.starts_with("cuda:")) {
+    const int index = spec == "cuda" ? 0 : parse_index(spec.substr(5));
+    if (index >= 0) return detect_cuda_device(index);
   }
-  if (opencl || spec == "xpu") {
-    return make_error(
-        ErrorCode::kUnsupported,
-        "device \"{}\": OpenCL backend not compiled into this qlinear (build with the "
-        "opencl preset); use --target opencl:intel-gpu to simulate",
-        spec);
+  if (spec == "opencl" || spec.starts_with("opencl:")) {
+    const int index = spec == "opencl" ? 0 : parse_index(spec.substr(7));
+    if (index >= 0) return detect_opencl_device(index, /*intel_gpu_only=*/false);
   }
+  if (spec == "xpu") return detect_opencl_device(0, /*intel_gpu_only=*/true);
   return make_error(
       ErrorCode::kInvalidArgument,
       "device \"{}\" is not a device name; expected one of cpu, cuda, cuda:N, opencl, "

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/device.h"
 #include "kernels/kernel.h"
 #include "kernels/problem.h"
 #include "kernels/select.h"
+#include "qlinear/device.h"
 
 namespace qlinear {
 

@@ -18,6 +18,7 @@
 //             | 'a=' DTYPE          activation dtype (default bf16)
 //             | 'o=' DTYPE          output dtype (default f32)
 //             | 'bias'
+//             | 'M' LO '-' HI | 'M' LO '+'   rows of x covered (default M1+: any)
 //
 // e.g. int4:g128:zp:ao:K4096:N11008:tp2:Kf8192:Nf11008:a=bf16
 //      fp8:channel:dyn-token:w8a8:K4096:N4096:a=bf16     dense:bf16:K4096:N128256:a=bf16
@@ -149,6 +150,10 @@ class Parser {
       QL_RETURN_IF_ERROR(positive(token, token.substr(2), &problem_.full_N));
       return {};
     }
+    if (token.starts_with("M")) {
+      QL_RETURN_IF_ERROR(once("M", token));
+      return parse_m_range(token);
+    }
     if (token.starts_with("K")) {
       QL_RETURN_IF_ERROR(once("K", token));
       QL_RETURN_IF_ERROR(positive(token, token.substr(1), &problem_.K));
@@ -189,6 +194,28 @@ class Parser {
     return error("\"{}\" is not a known token", token);
   }
 
+  // M<lo>-<hi> or M<lo>+ with 1 <= lo <= hi.
+  Status parse_m_range(std::string_view token) {
+    const std::string_view body = token.substr(1);
+    const auto bad = [&] {
+      return error("\"{}\" needs an M range M<lo>-<hi> or M<lo>+ (1 <= lo <= hi < 2^40)", token);
+    };
+    if (body.ends_with("+")) {
+      const auto lo = parse_int(body.substr(0, body.size() - 1));
+      if (!lo || *lo < 1 || *lo >= kUnboundedM) return bad();
+      problem_.m_min = *lo;
+      problem_.m_max = kUnboundedM;
+      return {};
+    }
+    const auto parts = split(body, '-');
+    const auto lo = parts.size() == 2 ? parse_int(parts[0]) : std::nullopt;
+    const auto hi = parts.size() == 2 ? parse_int(parts[1]) : std::nullopt;
+    if (!lo || !hi || *lo < 1 || *hi < *lo || *hi >= kUnboundedM) return bad();
+    problem_.m_min = *lo;
+    problem_.m_max = *hi;
+    return {};
+  }
+
   Status parse_int_token(std::string_view token) {
     if (token == "zp") {
       QL_RETURN_IF_ERROR(once("zp", token));
@@ -214,7 +241,7 @@ class Parser {
     }
     return error(
         "\"{}\" is not a token of an int problem; expected g<size>, zp, ao, a8, K<n>, N<n>, "
-        "tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype> or bias",
+        "tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype>, M<range> or bias",
         token);
   }
 
@@ -252,7 +279,7 @@ class Parser {
     return error(
         "\"{}\" is not a token of an fp8 problem; expected tensor, channel, "
         "block<bn>x<bk>, dyn-token, dyn-tensor, static-tensor, dyn-group, w8a8, w8a16, "
-        "K<n>, N<n>, tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype> or bias",
+        "K<n>, N<n>, tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype>, M<range> or bias",
         token);
   }
 
@@ -264,7 +291,7 @@ class Parser {
     }
     return error(
         "\"{}\" is not a token of a dense problem; expected f32, bf16, f16, K<n>, N<n>, "
-        "tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype> or bias",
+        "tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype>, M<range> or bias",
         token);
   }
 
@@ -354,7 +381,13 @@ std::string LinearProblem::to_string() const {
   tokens.push_back(fmt::format("a={}", dtype_name(act_dtype)));
   if (out_dtype != DType::kF32) tokens.push_back(fmt::format("o={}", dtype_name(out_dtype)));
   if (has_bias) tokens.emplace_back("bias");
+  if (m_min != 1 || !m_unbounded()) tokens.push_back(m_range_string());
   return fmt::format("{}", fmt::join(tokens, ":"));
+}
+
+std::string LinearProblem::m_range_string() const {
+  if (m_unbounded()) return fmt::format("M{}+", m_min);
+  return fmt::format("M{}-{}", m_min, m_max);
 }
 
 Result<LinearProblem> LinearProblem::parse(std::string_view text) { return Parser(text).run(); }

@@ -7,13 +7,16 @@
 #include <string_view>
 
 #include "convert/canonical.h"
-#include "core/dtype.h"
 #include "core/status.h"
+#include "qlinear/dtype.h"
 #include "quant/quant_spec.h"
 
 namespace qlinear {
 
 enum class WeightScheme { kInt, kFp8, kDense };
+
+// The open upper end of an M range ("any number of rows").
+inline constexpr int64_t kUnboundedM = int64_t{1} << 40;
 enum class Fp8Mode { kNone, kW8A8, kW8A16 };  // kNone for non-FP8 schemes
 std::string_view fp8_mode_name(Fp8Mode mode);
 
@@ -44,6 +47,14 @@ struct LinearProblem {
   DType act_dtype = DType::kBF16;  // activations as they arrive
   DType out_dtype = DType::kF32;
   bool has_bias = false;
+  // The rows of x this problem covers: selection cuts a layer's range into buckets where kernels
+  // differ (a decode kernel for small M, a GEMM above); a kernel may reject by M.
+  int64_t m_min = 1;
+  int64_t m_max = kUnboundedM;
+
+  bool m_unbounded() const { return m_max >= kUnboundedM; }
+  // "M1-16", "M17+" or "M1+"
+  std::string m_range_string() const;
 
   // "int4:g128:zp:K4096:N11008" style; see problem.cc for the grammar.
   std::string to_string() const;

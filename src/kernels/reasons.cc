@@ -60,6 +60,9 @@ ReasonInfo info(Reason reason) {
     case Reason::kDtype:
       return {"dtype", "The kernel does not handle the activation, output or weight dtype.",
               "Run with an activation dtype the kernel supports (--dtype)."};
+    case Reason::kMRange:
+      return {"m-range",
+              "The kernel runs another range of M (rows of x); another kernel takes this one.", ""};
     case Reason::kDisabledByUser:
       return {"disabled-by-user", "The kernel is named in QLINEAR_DISABLED_KERNELS.",
               "Remove it from QLINEAR_DISABLED_KERNELS."};

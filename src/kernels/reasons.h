@@ -24,6 +24,7 @@ enum class Reason {
   kFp8Mode,          // kernel runs the other FP8 mode (W8A8 vs W8A16)
   kActivationQuant,  // activation quantization kind not handled
   kDtype,            // activation / output / dense weight dtype not handled
+  kMRange,           // the kernel runs another range of M (rows of x)
   kDisabledByUser,   // named in QLINEAR_DISABLED_KERNELS
   kBackendFilter,    // excluded by --linear-backend
   kNotRequested,     // --kernel named another kernel

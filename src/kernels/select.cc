@@ -158,9 +158,11 @@ std::string mode_label(const LinearProblem& problem) {
   return "";
 }
 
-Selection evaluate_kernels(const std::vector<const LinearKernel*>& kernels,
-                           const LinearProblem& problem, const Device& device,
-                           const SelectionPolicy& policy, std::string_view layer_name) {
+namespace {
+
+Selection evaluate(const std::vector<const LinearKernel*>& kernels, const LinearProblem& problem,
+                   const Device& device, const SelectionPolicy& policy, std::string_view layer_name,
+                   bool log) {
   Selection selection;
   selection.problem = problem;
   const Fp8ModeDecision mode = decide_fp8_mode(problem, device, policy, kernels);
@@ -177,19 +179,35 @@ Selection evaluate_kernels(const std::vector<const LinearKernel*>& kernels,
     }
   }
 
-  const std::string problem_text = selection.problem.to_string();
+  const std::string problem_text = log ? selection.problem.to_string() : std::string();
   for (const LinearKernel* kernel : kernels) {
     Verdict verdict = policy_verdict(*kernel, policy);
     if (verdict.ok()) verdict = kernel->check(selection.problem, device);
     const bool chosen = verdict.ok() && selection.kernel == nullptr;
     if (chosen) selection.kernel = kernel;
     // Every line is a reproducer: `qlinear bench <problem>` parses the second field.
-    log_verbose("dispatch", "{} {} {} {}", layer_name, problem_text, kernel->name(),
-                verdict.ok() ? (chosen ? "accepted (chosen)" : "accepted (lower priority)")
-                             : fmt::format("rejected ({})", verdict.to_string()));
+    if (log) {
+      log_verbose("dispatch", "{} {} {} {}", layer_name, problem_text, kernel->name(),
+                  verdict.ok() ? (chosen ? "accepted (chosen)" : "accepted (lower priority)")
+                               : fmt::format("rejected ({})", verdict.to_string()));
+    }
     selection.candidates.push_back({kernel, std::move(verdict)});
   }
   return selection;
+}
+
+}  // namespace
+
+Selection evaluate_kernels(const std::vector<const LinearKernel*>& kernels,
+                           const LinearProblem& problem, const Device& device,
+                           const SelectionPolicy& policy, std::string_view layer_name) {
+  return evaluate(kernels, problem, device, policy, layer_name, /*log=*/true);
+}
+
+Selection evaluate_kernels_quietly(const std::vector<const LinearKernel*>& kernels,
+                                   const LinearProblem& problem, const Device& device,
+                                   const SelectionPolicy& policy) {
+  return evaluate(kernels, problem, device, policy, "", /*log=*/false);
 }
 
 Status no_kernel_error(const Selection& selection, const Device& device,
@@ -231,6 +249,70 @@ Result<Selection> select_from(const std::vector<const LinearKernel*>& kernels,
 Result<Selection> select_kernel(const LinearProblem& problem, const Device& device,
                                 const SelectionPolicy& policy, std::string_view layer_name) {
   return select_from(kernels_for(device.platform), problem, device, policy, layer_name);
+}
+
+std::vector<BucketSelection> evaluate_buckets(const std::vector<const LinearKernel*>& kernels,
+                                              const LinearProblem& problem, const Device& device,
+                                              const SelectionPolicy& policy,
+                                              std::string_view layer_name) {
+  // The starts of the pieces: m_min and every breakpoint inside (m_min, m_max].
+  std::vector<int64_t> starts = {problem.m_min};
+  for (const LinearKernel* kernel : kernels) {
+    for (int64_t m : kernel->m_breakpoints()) {
+      if (m > problem.m_min && m <= problem.m_max) starts.push_back(m);
+    }
+  }
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+
+  auto range = [&](int64_t lo, int64_t hi) {
+    LinearProblem p = problem;
+    p.m_min = lo;
+    p.m_max = hi;
+    return p;
+  };
+  // Select per piece (quietly: dispatch lines are logged once per final bucket below).
+  struct Piece {
+    int64_t lo, hi;
+    const LinearKernel* kernel;
+  };
+  std::vector<Piece> pieces;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const int64_t lo = starts[i];
+    const int64_t hi = i + 1 < starts.size() ? starts[i + 1] - 1 : problem.m_max;
+    const LinearKernel* chosen = nullptr;
+    if (starts.size() > 1) {
+      const Selection s = evaluate_kernels_quietly(kernels, range(lo, hi), device, policy);
+      chosen = s.kernel;
+    }
+    if (!pieces.empty() && pieces.back().kernel == chosen && starts.size() > 1) {
+      pieces.back().hi = hi;
+    } else {
+      pieces.push_back({lo, hi, chosen});
+    }
+  }
+  std::vector<BucketSelection> buckets;
+  for (const Piece& piece : pieces) {
+    BucketSelection b;
+    b.selection = evaluate_kernels(kernels, range(piece.lo, piece.hi), device, policy, layer_name);
+    if (b.selection.kernel != nullptr) b.engines = b.selection.kernel->engines(b.selection.problem);
+    buckets.push_back(std::move(b));
+  }
+  return buckets;
+}
+
+Result<std::vector<BucketSelection>> select_buckets(const LinearProblem& problem,
+                                                    const Device& device,
+                                                    const SelectionPolicy& policy,
+                                                    std::string_view layer_name) {
+  std::vector<BucketSelection> buckets =
+      evaluate_buckets(kernels_for(device.platform), problem, device, policy, layer_name);
+  for (const BucketSelection& b : buckets) {
+    if (b.selection.kernel == nullptr) {
+      return no_kernel_error(b.selection, device, policy, layer_name);
+    }
+  }
+  return buckets;
 }
 
 }  // namespace qlinear

@@ -9,33 +9,14 @@
 #include <vector>
 
 #include "core/status.h"
-#include "kernels/device.h"
 #include "kernels/kernel.h"
 #include "kernels/problem.h"
 #include "kernels/reasons.h"
+#include "qlinear/device.h"
+#include "qlinear/linear.h"
 
 namespace qlinear {
 
-// --linear-backend: which kernel families may run (strict: a filter that leaves no kernel for
-// a layer is an error, never a silent fallback).
-enum class LinearBackend { kAuto, kNative, kBlas, kReference };
-std::string_view linear_backend_name(LinearBackend backend);
-
-struct SelectionPolicy {
-  LinearBackend backend = LinearBackend::kAuto;
-  std::string kernel;                 // --kernel NAME, or "" for any
-  std::vector<std::string> disabled;  // from QLINEAR_DISABLED_KERNELS
-  // --int8-activations: integer-weight layers quantize their activations to int8 (per row and
-  // weight group) and run on an int8 dot-product kernel (W4A8 / W8A8 int). Off by default: it
-  // changes the numerics, so it is never chosen silently.
-  bool int8_activations = false;
-};
-
-// Builds a policy from the CLI strings and the QLINEAR_DISABLED_KERNELS value (comma list,
-// spaces trimmed). Unknown backends and kernel names are errors listing the valid names, as are
-// contradictions (--kernel naming a disabled kernel or one the backend filter excludes).
-Result<SelectionPolicy> make_policy(std::string_view backend, std::string_view kernel,
-                                    std::string_view disabled_env);
 // The same against an explicit set of kernels (tests use fakes).
 Result<SelectionPolicy> make_policy(std::string_view backend, std::string_view kernel,
                                     std::string_view disabled_env,
@@ -68,6 +49,11 @@ Selection evaluate_kernels(const std::vector<const LinearKernel*>& kernels,
                            const LinearProblem& problem, const Device& device,
                            const SelectionPolicy& policy, std::string_view layer_name);
 
+// evaluate_kernels() without dispatch lines (for probing M ranges).
+Selection evaluate_kernels_quietly(const std::vector<const LinearKernel*>& kernels,
+                                   const LinearProblem& problem, const Device& device,
+                                   const SelectionPolicy& policy);
+
 // The kNoKernel error for a selection without a kernel: every candidate with its reason and
 // remedy, the FP8 mode and why.
 Status no_kernel_error(const Selection& selection, const Device& device,
@@ -81,5 +67,27 @@ Result<Selection> select_from(const std::vector<const LinearKernel*>& kernels,
 // select_from() over kernels_for(device.platform).
 Result<Selection> select_kernel(const LinearProblem& problem, const Device& device,
                                 const SelectionPolicy& policy, std::string_view layer_name);
+
+// One range of M of a layer and its selection (problem.m_min/m_max are the range).
+struct BucketSelection {
+  Selection selection;
+  std::vector<Engine> engines;  // the chosen kernel's algorithms over the range (empty: none)
+};
+
+// Cuts the problem's M range where any candidate's check() may change its answer
+// (LinearKernel::m_breakpoints), selects in each piece, and merges neighbours that chose the same
+// kernel (their verdicts are then re-evaluated over the merged range). Never fails: a bucket
+// without a kernel has selection.kernel == null (its no_kernel_error says why).
+std::vector<BucketSelection> evaluate_buckets(const std::vector<const LinearKernel*>& kernels,
+                                              const LinearProblem& problem, const Device& device,
+                                              const SelectionPolicy& policy,
+                                              std::string_view layer_name);
+
+// evaluate_buckets() over kernels_for(device.platform), or the kNoKernel error of the first
+// bucket no kernel accepts.
+Result<std::vector<BucketSelection>> select_buckets(const LinearProblem& problem,
+                                                    const Device& device,
+                                                    const SelectionPolicy& policy,
+                                                    std::string_view layer_name);
 
 }  // namespace qlinear

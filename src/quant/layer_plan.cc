@@ -6,6 +6,8 @@
 #include <cctype>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "io/checkpoint.h"
 #include "quant/validate_model.h"
 
@@ -112,14 +114,14 @@ std::vector<LinearLayer> group_linear_layers(const std::vector<std::string>& lay
       });
       if (!complete) continue;
       for (const auto& shard : shards) used.insert(shard);
-      layers.push_back(LinearLayer{join(parent, fusion.fused), std::move(shards), {}});
+      layers.push_back(LinearLayer{join(parent, fusion.fused), std::move(shards), {}, {}});
       break;
     }
   }
   // Shards are consumed when their first shard (q_proj, gate_proj) is reached; what is left
   // stands alone.
   for (const auto& prefix : prefixes) {
-    if (used.count(prefix) == 0) layers.push_back(LinearLayer{prefix, {prefix}, {}});
+    if (used.count(prefix) == 0) layers.push_back(LinearLayer{prefix, {prefix}, {}, {}});
   }
   std::sort(layers.begin(), layers.end(), [](const LinearLayer& a, const LinearLayer& b) {
     return natural_less(a.name, b.name);
@@ -152,35 +154,57 @@ Status resolve_linear_layer(const QuantConfig& config, LinearLayer* layer) {
     if (!spec.ok()) return spec.status();
     layer->specs.push_back(std::move(spec).value());
   }
-  const QuantSpec& first = layer->specs.front();
-  for (std::size_t i = 1; i < layer->specs.size(); ++i) {
-    const QuantSpec& other = layer->specs[i];
-    if (first.same_scheme(other)) continue;
-    const std::string a = shard_leaf(layer->shards.front());
-    const std::string b = shard_leaf(layer->shards[i]);
-    if (first.quantized != other.quantized) {
-      const QuantSpec& q = first.quantized ? first : other;
-      const QuantSpec& d = first.quantized ? other : first;
-      return make_error(ErrorCode::kMisconfigured,
-                        "layer {}: shards disagree: {} is quantized ({}) but {} is not ({}); all "
-                        "shards of a fused layer must be quantized alike",
-                        layer->name, shard_leaf(q.layer), q.describe(), shard_leaf(d.layer),
-                        d.skip_reason);
-    }
-    return make_error(ErrorCode::kMisconfigured,
-                      "layer {}: shards disagree: {} is {} but {} is {}; all shards of a fused "
-                      "layer must be quantized alike",
-                      layer->name, a, first.describe(), b, other.describe());
+  if (std::string why = shard_disagreement(*layer); !why.empty()) {
+    return make_error(ErrorCode::kMisconfigured, "layer {}: {}", layer->name, why);
   }
   return Status::ok_status();
 }
 
+std::string shard_disagreement(const LinearLayer& layer) {
+  const QuantSpec& first = layer.specs.front();
+  for (std::size_t i = 1; i < layer.specs.size(); ++i) {
+    const QuantSpec& other = layer.specs[i];
+    if (first.same_scheme(other)) continue;
+    const std::string a = shard_leaf(layer.shards.front());
+    const std::string b = shard_leaf(layer.shards[i]);
+    if (first.quantized != other.quantized) {
+      const QuantSpec& q = first.quantized ? first : other;
+      const QuantSpec& d = first.quantized ? other : first;
+      return fmt::format(
+          "shards disagree: {} is quantized ({}) but {} is not ({}); all shards of a fused "
+          "layer must be quantized alike",
+          shard_leaf(q.layer), q.describe(), shard_leaf(d.layer), d.skip_reason);
+    }
+    return fmt::format(
+        "shards disagree: {} is {} but {} is {}; all shards of a fused layer must be quantized "
+        "alike",
+        a, first.describe(), b, other.describe());
+  }
+  return "";
+}
+
 Result<std::vector<LinearLayer>> plan_linear_layers(const Checkpoint& checkpoint,
                                                     const QuantConfig& config) {
-  std::vector<LinearLayer> layers = group_linear_layers(find_linear_layer_names(checkpoint));
-  for (auto& layer : layers) QL_RETURN_IF_ERROR(resolve_linear_layer(config, &layer));
-  QL_RETURN_IF_ERROR(validate_model(checkpoint, config, layers));
-  return layers;
+  std::vector<LinearLayer> planned;
+  for (LinearLayer& layer : group_linear_layers(find_linear_layer_names(checkpoint))) {
+    const Status status = resolve_linear_layer(config, &layer);
+    if (status.ok()) {
+      planned.push_back(std::move(layer));
+      continue;
+    }
+    const std::string why = layer.specs.size() == layer.shards.size() && layer.shards.size() > 1
+                                ? shard_disagreement(layer)
+                                : std::string();
+    if (why.empty()) return status;
+    // Shards that cannot share a kernel call run one by one, each with its own spec.
+    for (std::size_t i = 0; i < layer.shards.size(); ++i) {
+      LinearLayer alone{layer.shards[i], {layer.shards[i]}, {layer.specs[i]}, {}};
+      alone.unfused_reason = fmt::format("not fused into {}: {}", shard_leaf(layer.name), why);
+      planned.push_back(std::move(alone));
+    }
+  }
+  QL_RETURN_IF_ERROR(validate_model(checkpoint, config, planned));
+  return planned;
 }
 
 }  // namespace qlinear

@@ -16,14 +16,17 @@ struct LinearLayer {
   std::string name;                 // fused name: "model.layers.0.self_attn.qkv_proj"
   std::vector<std::string> shards;  // unfused names in N order; {name} when not fused
   std::vector<QuantSpec> specs;     // one per shard; agree with each other (checked)
+  // Set on the shards of a would-be fused layer that run alone: why they could not be fused
+  // ("k_proj is bits=8 ... but q_proj is bits=4 ..."). Fusion is an optimisation, never a failure.
+  std::string unfused_reason;
 };
 
 // Finds every linear layer (a prefix P with P.qweight, P.weight_packed, or a 2-D P.weight, other
-// than embeddings), fuses q/k/v and gate/up when all shards exist, resolves each shard with
-// `config`, and checks that the shards of a fused layer agree: all skipped or all quantized
-// alike, else an error naming the fused layer and the disagreeing shard. Then validates the
-// model as a whole (quant/validate_model.h: orphan tensors, missing layers, config sizes that
-// contradict the tensors), so every caller gets those checks.
+// than embeddings), fuses q/k/v and gate/up when all shards exist, and resolves each shard with
+// `config`. Shards that are not quantized alike (AutoRound's extra_config giving k_proj 8 bits,
+// a skip list naming one of them) become separate layers with unfused_reason saying why. Then
+// validates the model as a whole (quant/validate_model.h: orphan tensors, missing layers, config
+// sizes that contradict the tensors), so every caller gets those checks.
 Result<std::vector<LinearLayer>> plan_linear_layers(const Checkpoint& checkpoint,
                                                     const QuantConfig& config);
 
@@ -37,5 +40,7 @@ std::vector<LinearLayer> group_linear_layers(const std::vector<std::string>& lay
 // otherwise each shard is resolved, and shards that disagree (skipped vs quantized, or
 // different schemes) are a kMisconfigured error naming the fused layer and both shards.
 Status resolve_linear_layer(const QuantConfig& config, LinearLayer* layer);
+// Why the resolved shards of `layer` cannot share one fused kernel call, or "" when they can.
+std::string shard_disagreement(const LinearLayer& layer);
 
 }  // namespace qlinear

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/dtype.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear {
 

@@ -19,9 +19,9 @@
 #include <span>
 #include <sstream>
 
-#include "core/dtype.h"
 #include "e2e_util.h"
 #include "io/safetensors.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear {
 namespace {

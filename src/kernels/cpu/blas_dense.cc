@@ -1,7 +1,7 @@
 // cpu.dense.blas.sgemm | scheme: unquantized weights in f32, bf16 or f16 (a f32/bf16/f16)
 // after prepare: a copy of the canonical DenseWeights | limits: CPU only; f32 weights go to
 //   cblas_sgemm as they are, bf16/f16 ones are widened kBlasTileN rows at a time (this OpenBLAS
-//   build has no sbgemm); OpenBLAS uses its own threads, Stream::threads is not applied
+//   build has no sbgemm); OpenBLAS uses its own threads, ExecContext::threads is not applied
 // tested on: AMD EPYC x86-64 (2 cores), OpenBLAS 0.3.21 pthread, ASan+UBSan
 #include <cblas.h>
 #include <fmt/format.h>
@@ -11,9 +11,11 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/common/kernel_io.h"
+#include "kernels/common/requirements.h"
+#include "kernels/common/workspace.h"
 #include "kernels/cpu/dequant_tile.h"
 #include "kernels/kernel.h"
-#include "kernels/reference/kernel_io.h"
 
 namespace qlinear {
 
@@ -23,7 +25,8 @@ constexpr std::string_view kName = "cpu.dense.blas.sgemm";
 
 class PreparedDenseBlas final : public PreparedLinear {
  public:
-  explicit PreparedDenseBlas(DenseWeights w) : w_(std::move(w)) {
+  PreparedDenseBlas(const LinearProblem& problem, DenseWeights w)
+      : PreparedLinear(problem, Location::host()), w_(std::move(w)) {
     if (w_.dtype == DType::kF32) {
       // Kept as floats so sgemm reads them in place (byte storage is not a float array).
       f32_.resize(static_cast<std::size_t>(w_.N * w_.K));
@@ -33,25 +36,45 @@ class PreparedDenseBlas final : public PreparedLinear {
     }
   }
 
-  Status run(const TensorView& x, const TensorView& y, Stream& /*stream*/) const override {
-    QL_ASSIGN_OR_RETURN(std::vector<float> xf, activations_as_f32(x, w_.K, kName));
-    const int64_t M = x.dim(0);
+  std::size_t workspace_bytes(int64_t m) const override {
+    WorkspaceCarver sizing;
+    carve(sizing, m);
+    return sizing.used();
+  }
+
+ protected:
+  Status do_run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const override {
+    const int64_t M = x.rows();
     const int64_t K = w_.K;
-    const int64_t N = w_.N;
-    QL_RETURN_IF_ERROR(check_output(y, M, N, kName));
-    if (M == 0) return Status::ok_status();
+    WorkspaceCarver carver(ctx.workspace);
+    const Buffers b = carve(carver, M);
+    if (carver.overflowed()) return workspace_overflow(kName);
+    rows_to_f32(x, 0, M, b.xf);
     sgemm_by_column_tiles(
-        xf.data(), M, K, N, TileOrder::kNMajor,
+        b.xf, M, K, w_.N, TileOrder::kNMajor,
         [&](int64_t n0, int64_t count, float* scratch) -> const float* {
           if (!f32_.empty()) return f32_.data() + n0 * K;  // f32 weights: no copy
           dequant_dense_tile(w_, n0, count, scratch);
           return scratch;
         },
-        w_.bias, y.data_as<float>());
+        w_.bias, y, b.tile, b.ytmp);
     return Status::ok_status();
   }
 
  private:
+  struct Buffers {
+    float* xf = nullptr;
+    float* tile = nullptr;
+    float* ytmp = nullptr;
+  };
+  Buffers carve(WorkspaceCarver& c, int64_t M) const {
+    Buffers b;
+    b.xf = c.take<float>(M * w_.K);
+    if (f32_.empty()) b.tile = c.take<float>(w_.K * kBlasTileN);
+    if (problem().out_dtype != DType::kF32) b.ytmp = c.take<float>(M * kBlasTileN);
+    return b;
+  }
+
   DenseWeights w_;
   std::vector<float> f32_;  // [N, K] when the weights are f32
 };
@@ -63,15 +86,15 @@ class DenseBlas final : public LinearKernel {
   Platform platform() const override { return Platform::kCpu; }
 
   Verdict check(const LinearProblem& p, const Device& device) const override {
-    if (Verdict cpu = check_cpu_device(device); !cpu.ok()) return cpu;
-    return check_dense_problem(p);
+    QL_REQUIRE(require_platform(device, Platform::kCpu));
+    return require_dense_problem(p);
   }
 
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
-                                                  const LinearProblem& /*problem*/,
-                                                  const Device& /*device*/) const override {
+                                                  const LinearProblem& problem,
+                                                  DeviceContext& /*device*/) const override {
     QL_ASSIGN_OR_RETURN(const DenseWeights* w, dense_weights_of(weights, kName));
-    return std::unique_ptr<PreparedLinear>(std::make_unique<PreparedDenseBlas>(*w));
+    return std::unique_ptr<PreparedLinear>(std::make_unique<PreparedDenseBlas>(problem, *w));
   }
 };
 

@@ -6,8 +6,8 @@
 #include <array>
 #include <memory>
 
-#include "core/dtype.h"
-#include "kernels/reference/kernel_io.h"
+#include "kernels/common/kernel_io.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear {
 
@@ -72,22 +72,12 @@ void dequant_dense_tile(const DenseWeights& w, int64_t n0, int64_t count, float*
                  static_cast<std::size_t>(count * w.K), tile);
 }
 
-void sgemm_by_column_tiles(const float* x, int64_t M, int64_t K, int64_t N, TileOrder order,
-                           const TileSource& tile_of, const std::vector<float>& bias, float* y) {
-  // Not value-initialised: sources that hand out their own f32 rows never touch its pages.
-  const auto scratch = std::make_unique_for_overwrite<float[]>(
-      static_cast<std::size_t>(K * std::min(N, kBlasTileN)));
-  const bool k_major = order == TileOrder::kKMajor;
-  for (int64_t n0 = 0; n0 < N; n0 += kBlasTileN) {
-    const int64_t count = std::min(kBlasTileN, N - n0);
-    const float* tile = tile_of(n0, count, scratch.get());
-    // y[:, n0:n0+count] = x [M, K] * (tile [K, count], or tile [count, K]^T)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, k_major ? CblasNoTrans : CblasTrans,
-                static_cast<blasint>(M), static_cast<blasint>(count), static_cast<blasint>(K), 1.0f,
-                x, static_cast<blasint>(K), tile, static_cast<blasint>(k_major ? count : K), 0.0f,
-                y + n0, static_cast<blasint>(N));
-  }
-  add_bias(bias, M, N, y);
+void sgemm_rows(const float* x, int64_t M, int64_t K, const float* tile, int64_t count,
+                bool k_major, float* out, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, k_major ? CblasNoTrans : CblasTrans,
+              static_cast<blasint>(M), static_cast<blasint>(count), static_cast<blasint>(K), 1.0f,
+              x, static_cast<blasint>(K), tile, static_cast<blasint>(k_major ? count : K), 0.0f,
+              out, static_cast<blasint>(ldc));
 }
 
 }  // namespace qlinear

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstddef>
 
-#include "core/dtype.h"
-#include "kernels/reference/activation_quant.h"
+#include "kernels/common/activation_quant.h"
+#include "qlinear/dtype.h"
 
 #if defined(__x86_64__)
 // g++ 12 flags the _mm512_undefined_* placeholders inside its own AVX-512 intrinsics as
@@ -95,13 +95,12 @@ float dynamic_scale(float amax) { return std::max(amax / kF8E4M3Max, kFp8ActScal
 
 }  // namespace
 
-Status quantize_activations_avx512(const TensorView& x, const ActQuantRequest& r, uint16_t* values,
+Status quantize_activations_avx512(ConstMatrixView x, const ActQuantRequest& r, uint16_t* values,
                                    float* chunk_scales, int threads) {
-  const int64_t M = x.dim(0);
-  const int64_t K = x.dim(1);
+  const int64_t M = x.rows();
+  const int64_t K = x.cols();
   const int64_t chunks = (K + r.chunk_k - 1) / r.chunk_k;
-  const std::size_t row_bytes = static_cast<std::size_t>(K) * dtype_size(x.dtype);
-  const auto* base = static_cast<const std::byte*>(x.data);
+  const DType dtype = x.dtype();
   threads = static_cast<int>(std::clamp<int64_t>(M, 1, threads));
 
   float tensor_scale = r.static_scale;
@@ -120,8 +119,7 @@ Status quantize_activations_avx512(const TensorView& x, const ActQuantRequest& r
     case ActQuant::kDynamicTensor: {
       float amax = 0.0f;
 #pragma omp parallel for num_threads(threads) reduction(max : amax)
-      for (int64_t m = 0; m < M; ++m)
-        amax = std::max(amax, absmax(base + m * row_bytes, x.dtype, 0, K));
+      for (int64_t m = 0; m < M; ++m) amax = std::max(amax, absmax(x.row(m), dtype, 0, K));
       tensor_scale = dynamic_scale(amax);
       break;
     }
@@ -139,26 +137,26 @@ Status quantize_activations_avx512(const TensorView& x, const ActQuantRequest& r
 
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t m = 0; m < M; ++m) {
-    const void* row = base + m * row_bytes;
+    const void* row = x.row(m);
     uint16_t* out = values + m * r.Kp;
     float* scales = chunk_scales + m * chunks;
     switch (r.kind) {
       case ActQuant::kDynamicToken: {
-        const float s = dynamic_scale(absmax(row, x.dtype, 0, K));
-        quantize_span(row, x.dtype, 0, K, /*divide=*/true, s, out);
+        const float s = dynamic_scale(absmax(row, dtype, 0, K));
+        quantize_span(row, dtype, 0, K, /*divide=*/true, s, out);
         std::fill(scales, scales + chunks, s);
         break;
       }
       case ActQuant::kDynamicGroup:
         for (int64_t k0 = 0; k0 < K; k0 += r.group_k) {
           const int64_t k1 = std::min(K, k0 + r.group_k);
-          const float s = dynamic_scale(absmax(row, x.dtype, k0, k1));
-          quantize_span(row, x.dtype, k0, k1, /*divide=*/true, s, out);
+          const float s = dynamic_scale(absmax(row, dtype, k0, k1));
+          quantize_span(row, dtype, k0, k1, /*divide=*/true, s, out);
           std::fill(scales + k0 / r.chunk_k, scales + (k1 + r.chunk_k - 1) / r.chunk_k, s);
         }
         break;
       default:  // per-tensor, dynamic or static: reciprocal multiply
-        quantize_span(row, x.dtype, 0, K, /*divide=*/false, inv, out);
+        quantize_span(row, dtype, 0, K, /*divide=*/false, inv, out);
         std::fill(scales, scales + chunks, tensor_scale);
         break;
     }
@@ -171,7 +169,7 @@ Status quantize_activations_avx512(const TensorView& x, const ActQuantRequest& r
 
 #else  // not x86-64: cpu.fp8.w8a8.avx512 answers kNotCompiled, so this is never called.
 
-Status quantize_activations_avx512(const TensorView&, const ActQuantRequest&, uint16_t*, float*,
+Status quantize_activations_avx512(ConstMatrixView, const ActQuantRequest&, uint16_t*, float*,
                                    int) {
   return make_error(ErrorCode::kInternal, "quantize_activations_avx512: not an x86-64 build");
 }

@@ -1,4 +1,4 @@
-// The FP8 activation-quantization contract (kernels/reference/activation_quant.h, formats.md
+// The FP8 activation-quantization contract (kernels/common/activation_quant.h, formats.md
 // §4.3) in AVX-512, bit for bit: the same scales (amax / 448 floored at 1/(448*512)), the same
 // division (per-token, per-group) or reciprocal multiply (per-tensor, static), clamp to +-448 and
 // round to nearest even on the e4m3fn grid. The reference quantizer is scalar and costs more
@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "core/status.h"
-#include "core/tensor.h"
+#include "qlinear/view.h"
 #include "quant/quant_spec.h"
 
 namespace qlinear::fp8_cpu {
@@ -25,9 +25,9 @@ struct ActQuantRequest {
   int64_t chunk_k = 0;                      // columns per chunk scale; divides group_k
 };
 
-// x: contiguous [M, K] f32/bf16/f16. values: [M, Kp] bf16; chunk_scales: [M, ceil(K/chunk_k)].
-// Needs avx512f (the W8A8 kernel's check() asked for it).
-Status quantize_activations_avx512(const TensorView& x, const ActQuantRequest& request,
+// x: [M, K] f32/bf16/f16 (host view, any leading dimension). values: [M, Kp] bf16;
+// chunk_scales: [M, ceil(K/chunk_k)]. Needs avx512f (the W8A8 kernel's check() asked for it).
+Status quantize_activations_avx512(ConstMatrixView x, const ActQuantRequest& request,
                                    uint16_t* values, float* chunk_scales, int threads);
 
 }  // namespace qlinear::fp8_cpu

@@ -7,9 +7,11 @@
 #include <numeric>
 #include <string>
 
-#include "core/dtype.h"
-#include "kernels/reference/activation_quant.h"
-#include "kernels/reference/kernel_io.h"
+#include "kernels/common/activation_quant.h"
+#include "kernels/common/kernel_io.h"
+#include "kernels/common/requirements.h"
+#include "kernels/cpu/output_store.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear::fp8_cpu {
 
@@ -23,18 +25,6 @@ std::string_view mode_name(Fp8Mode mode) {
       return "w8a16";
     case Fp8Mode::kNone:
       return "none";
-  }
-  return "?";
-}
-
-std::string_view scheme_name(WeightScheme scheme) {
-  switch (scheme) {
-    case WeightScheme::kInt:
-      return "int";
-    case WeightScheme::kFp8:
-      return "fp8";
-    case WeightScheme::kDense:
-      return "dense";
   }
   return "?";
 }
@@ -61,14 +51,11 @@ int64_t round_up(int64_t value, int64_t multiple) {
 
 Verdict check_fp8(const LinearProblem& problem, const Device& device, Fp8Mode mode,
                   const IsaNeeds& needs) {
-  if (Verdict cpu = check_cpu_device(device); !cpu.ok()) return cpu;
+  QL_REQUIRE(require_platform(device, Platform::kCpu));
 #if !defined(__x86_64__)
   return Verdict::reject(Reason::kNotCompiled, "x86-64 kernel; this binary is not for x86-64");
 #endif
-  if (problem.scheme != WeightScheme::kFp8) {
-    return Verdict::reject(Reason::kScheme, fmt::format("weights are {}; needs fp8 e4m3fn",
-                                                        scheme_name(problem.scheme)));
-  }
+  QL_REQUIRE(require_scheme(problem, WeightScheme::kFp8));
   if (problem.fp8_mode != mode) {
     return Verdict::reject(Reason::kFp8Mode,
                            fmt::format("FP8 mode is {}; this kernel runs {}",
@@ -102,7 +89,7 @@ Verdict check_fp8(const LinearProblem& problem, const Device& device, Fp8Mode mo
                                "W8A8 without an activation quantization kind");
     }
   }
-  if (Verdict io = check_io_dtypes(problem); !io.ok()) return io;
+  QL_REQUIRE(require_io_dtypes(problem));
   if (std::string missing = missing_isa(device.cpu, needs); !missing.empty()) {
     return Verdict::reject(Reason::kMissingIsa, fmt::format("needs {}", missing));
   }
@@ -173,23 +160,19 @@ Result<Fp8Panels> make_panels(const Fp8Weights& w, int64_t chunk_k, PanelLayout 
   return p;
 }
 
-int worker_threads(const Stream& stream) {
-  if (omp_in_parallel()) return 1;
-  return stream.threads > 0 ? stream.threads : omp_get_max_threads();
-}
+int prepare_threads() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
-void activations_to_bf16(const TensorView& x, int64_t Kp, uint16_t* hi, uint16_t* lo, int threads) {
-  const int64_t M = x.dim(0);
+void activations_to_bf16(ConstMatrixView x, int64_t Kp, uint16_t* hi, uint16_t* lo, int threads,
+                         float* row_slots) {
+  const int64_t M = x.rows();
   threads = static_cast<int>(std::clamp<int64_t>(M, 1, threads));  // no idle threads for M = 1
-  const int64_t K = x.dim(1);
-  const std::size_t elem = dtype_size(x.dtype);
-  const auto* base = static_cast<const std::byte*>(x.data);
+  const int64_t K = x.cols();
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<float> row(static_cast<std::size_t>(K));
+    float* row = row_slots + static_cast<int64_t>(omp_get_thread_num()) * K;
 #pragma omp for schedule(static)
     for (int64_t m = 0; m < M; ++m) {
-      convert_to_f32(base + m * K * elem, x.dtype, static_cast<std::size_t>(K), row.data());
+      convert_to_f32(x.row(m), x.dtype(), static_cast<std::size_t>(K), row);
       uint16_t* h = hi + m * Kp;
       for (int64_t k = 0; k < K; ++k) h[k] = f32_to_bf16(row[k]);
       for (int64_t k = K; k < Kp; ++k) h[k] = 0;
@@ -201,31 +184,27 @@ void activations_to_bf16(const TensorView& x, int64_t Kp, uint16_t* hi, uint16_t
   }
 }
 
-void activations_to_f32(const TensorView& x, int64_t Kp, float* out, int threads) {
-  const int64_t M = x.dim(0);
+void activations_to_f32(ConstMatrixView x, int64_t Kp, float* out, int threads) {
+  const int64_t M = x.rows();
   threads = static_cast<int>(std::clamp<int64_t>(M, 1, threads));  // no idle threads for M = 1
-  const int64_t K = x.dim(1);
-  const std::size_t elem = dtype_size(x.dtype);
-  const auto* base = static_cast<const std::byte*>(x.data);
+  const int64_t K = x.cols();
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t m = 0; m < M; ++m) {
-    convert_to_f32(base + m * K * elem, x.dtype, static_cast<std::size_t>(K), out + m * Kp);
+    convert_to_f32(x.row(m), x.dtype(), static_cast<std::size_t>(K), out + m * Kp);
     for (int64_t k = K; k < Kp; ++k) out[m * Kp + k] = 0.0f;
   }
 }
 
-Status check_run_views(const TensorView& x, const TensorView& y, int64_t K, int64_t N,
-                       std::string_view kernel) {
-  const bool dtype_ok = x.dtype == DType::kF32 || x.dtype == DType::kBF16 || x.dtype == DType::kF16;
-  if (x.shape.size() != 2 || x.dim(1) != K || !x.is_contiguous() || !dtype_ok ||
-      (x.data == nullptr && x.numel() > 0)) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "{}: x is {} {}{}; expected a contiguous [M, K={}] tensor of f32, bf16 or "
-                      "f16",
-                      kernel, dtype_name(x.dtype), shape_to_string(x.shape),
-                      x.is_contiguous() ? "" : " (strided)", K);
+void store_panel_rows(const Fp8Panels& w, const float* yt, int64_t yt_ld, int64_t first_panel,
+                      int64_t panels, MatrixView y) {
+  const int64_t n0 = first_panel * kPanelN;
+  if (n0 >= w.N) return;
+  const int64_t width = std::min(panels * kPanelN, w.N - n0);
+  const int64_t elem = static_cast<int64_t>(y.element_bytes());
+  for (int64_t m = 0; m < y.rows(); ++m) {
+    store_output(yt + m * yt_ld, w.bias.data() + n0, width, y.dtype(),
+                 static_cast<std::byte*>(y.row(m)) + n0 * elem);
   }
-  return check_output(y, x.dim(0), N, kernel);
 }
 
 }  // namespace qlinear::fp8_cpu

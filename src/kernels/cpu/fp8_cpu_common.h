@@ -20,10 +20,11 @@
 #include "core/memory.h"
 #include "core/status.h"
 #include "core/tensor.h"
-#include "kernels/device.h"
 #include "kernels/kernel.h"
 #include "kernels/problem.h"
 #include "kernels/reasons.h"
+#include "qlinear/device.h"
+#include "qlinear/view.h"
 
 namespace qlinear::fp8_cpu {
 
@@ -91,17 +92,20 @@ int64_t chunk_k_for(const LinearProblem& problem, Fp8Mode mode);
 Result<Fp8Panels> make_panels(const Fp8Weights& w, int64_t chunk_k, PanelLayout layout,
                               int threads);
 
-// Threads for a run: 1 inside an OpenMP parallel region, else Stream::threads (0 = all).
-int worker_threads(const Stream& stream);
+// Threads for prepare: 1 inside an OpenMP parallel region, else all.
+int prepare_threads();
 
 // x [M, K] (f32/bf16/f16) as bf16 rows of Kp elements, zero padded. `lo`, when not null, gets the
 // bf16 remainder x - hi, so hi + lo carries 16 significant bits (every f16 and bf16 exactly).
-void activations_to_bf16(const TensorView& x, int64_t Kp, uint16_t* hi, uint16_t* lo, int threads);
+// row_slots: K floats of scratch for each of max_threads() threads.
+void activations_to_bf16(ConstMatrixView x, int64_t Kp, uint16_t* hi, uint16_t* lo, int threads,
+                         float* row_slots);
 // x [M, K] as f32 rows of Kp elements, zero padded.
-void activations_to_f32(const TensorView& x, int64_t Kp, float* out, int threads);
+void activations_to_f32(ConstMatrixView x, int64_t Kp, float* out, int threads);
 
-// Checks the x and y views of run(): shapes, contiguity, dtypes.
-Status check_run_views(const TensorView& x, const TensorView& y, int64_t K, int64_t N,
-                       std::string_view kernel);
+// Writes yt [M, 16] (the panel's accumulated rows) + the panel's bias into y's columns
+// [panel * 16, panel * 16 + 16) (fewer for the last, ragged panel), in y's dtype.
+void store_panel_rows(const Fp8Panels& w, const float* yt, int64_t yt_ld, int64_t first_panel,
+                      int64_t panels, MatrixView y);
 
 }  // namespace qlinear::fp8_cpu

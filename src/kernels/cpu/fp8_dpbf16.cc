@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/dtype.h"
+#include <omp.h>
+
+#include "qlinear/dtype.h"
 
 #if defined(__x86_64__)
 // g++ 12 flags the _mm512_undefined_* placeholders inside its own AVX-512 intrinsics as
@@ -66,8 +68,8 @@ struct Decoder {
 
 }  // namespace
 
-void run(const Fp8Panels& w, const Bf16Activations& x, float* y, int threads) {
-  run_groups(w, x, y, threads);
+void run(const Fp8Panels& w, const Bf16Activations& x, MatrixView y, int threads, float* yt) {
+  run_groups(w, x, y, threads, yt);
 }
 
 }  // namespace shift
@@ -104,8 +106,8 @@ struct Decoder {
 
 }  // namespace
 
-void run(const Fp8Panels& w, const Bf16Activations& x, float* y, int threads) {
-  run_groups(w, x, y, threads);
+void run(const Fp8Panels& w, const Bf16Activations& x, MatrixView y, int threads, float* yt) {
+  run_groups(w, x, y, threads, yt);
 }
 
 }  // namespace vbmi
@@ -115,11 +117,12 @@ PanelLayout dpbf16_layout() {
   return __builtin_cpu_supports("avx512vbmi") ? PanelLayout::kPairsVbmi : PanelLayout::kPairs;
 }
 
-void run_dpbf16(const Fp8Panels& w, const Bf16Activations& x, float* y, int threads) {
+void run_dpbf16(const Fp8Panels& w, const Bf16Activations& x, MatrixView y, int threads,
+                float* yt_slots) {
   if (w.layout == PanelLayout::kPairsVbmi) {
-    vbmi::run(w, x, y, threads);
+    vbmi::run(w, x, y, threads, yt_slots);
   } else {
-    shift::run(w, x, y, threads);
+    shift::run(w, x, y, threads, yt_slots);
   }
 }
 
@@ -128,7 +131,7 @@ void run_dpbf16(const Fp8Panels& w, const Bf16Activations& x, float* y, int thre
 #else  // not x86-64: the kernels' check() answers kNotCompiled, so these are never called.
 
 PanelLayout dpbf16_layout() { return PanelLayout::kPairs; }
-void run_dpbf16(const Fp8Panels&, const Bf16Activations&, float*, int) {}
+void run_dpbf16(const Fp8Panels&, const Bf16Activations&, MatrixView, int, float*) {}
 
 #endif
 

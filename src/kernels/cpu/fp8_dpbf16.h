@@ -29,8 +29,13 @@ struct Bf16Activations {
 // and convert: Cooper Lake has avx512_bf16 without vbmi).
 PanelLayout dpbf16_layout();
 
-// y [M, N] f32 = sum over chunks of scale * (x . w) + bias. Needs avx512f, avx512bw,
+// Floats of per-thread accumulator a call of M rows needs: dpbf16_slot_floats(M) for each of
+// max_threads() threads.
+inline int64_t dpbf16_slot_floats(int64_t M) { return M * kPanelGroup * kPanelN; }
+
+// y [M, N] (y's dtype) = sum over chunks of scale * (x . w) + bias. Needs avx512f, avx512bw,
 // avx512_bf16 (the caller's check() asked for them), and avx512_vbmi for kPairsVbmi panels.
-void run_dpbf16(const Fp8Panels& w, const Bf16Activations& x, float* y, int threads);
+void run_dpbf16(const Fp8Panels& w, const Bf16Activations& x, MatrixView y, int threads,
+                float* yt_slots);
 
 }  // namespace qlinear::fp8_cpu

@@ -143,26 +143,10 @@ inline void decode_chunk(const uint8_t* const* codes, int64_t pairs, uint16_t* o
   }
 }
 
-inline void store_rows(const float* yt, int64_t M, const float* bias, int64_t n0, int64_t N,
-                       float* y) {
-  constexpr int64_t kWidth = kPanelGroup * kPanelN;
-  for (int g = 0; g < kPanelGroup; ++g) {
-    const int64_t first = n0 + g * kPanelN;
-    if (first >= N) break;
-    const int64_t valid = N - first < kPanelN ? N - first : kPanelN;
-    const __mmask16 mask = static_cast<__mmask16>((1u << valid) - 1u);
-    const __m512 b = _mm512_loadu_ps(bias + first);
-    for (int64_t m = 0; m < M; ++m) {
-      _mm512_mask_storeu_ps(y + m * N + first, mask,
-                            _mm512_add_ps(_mm512_loadu_ps(yt + m * kWidth + g * kPanelN), b));
-    }
-  }
-}
-
 // One group of kPanelGroup panels: every K chunk, every block of activation rows, then the
 // output rows. For M <= 4 the chunk is decoded in registers, else once into `buffer`.
 inline void run_group(const Fp8Panels& w, const Bf16Activations& x, int64_t group, uint16_t* buffer,
-                      float* yt, float* y) {
+                      float* yt, MatrixView y) {
   const int64_t M = x.M;
   const int64_t chunks = w.chunks();
   const bool fused = M <= kFusedRows;
@@ -195,19 +179,20 @@ inline void run_group(const Fp8Panels& w, const Bf16Activations& x, int64_t grou
       }
     }
   }
-  store_rows(yt, M, w.bias.data(), group * kPanelGroup * kPanelN, w.N, y);
+  store_panel_rows(w, yt, kPanelGroup * kPanelN, group * kPanelGroup, kPanelGroup, y);
 }
 
-void run_groups(const Fp8Panels& w, const Bf16Activations& x, float* y, int threads) {
+void run_groups(const Fp8Panels& w, const Bf16Activations& x, MatrixView y, int threads,
+                float* yt_slots) {
 #pragma omp parallel num_threads(threads)
   {
     alignas(64) uint16_t buffer[kMaxChunkK / 2 * kPanelGroup * 32];
-    std::vector<float> yt(static_cast<std::size_t>(x.M * kPanelGroup * kPanelN));
+    float* yt = yt_slots + static_cast<int64_t>(omp_get_thread_num()) * x.M * kPanelGroup * kPanelN;
     // Dynamic: a thread the OS takes away (a shared machine) does not hold up the others; each
     // group still streams 64 * K contiguous bytes.
 #pragma omp for schedule(dynamic, 1)
     for (int64_t group = 0; group < w.panels() / kPanelGroup; ++group) {
-      run_group(w, x, group, buffer, yt.data(), y);
+      run_group(w, x, group, buffer, yt, y);
     }
   }
 }

@@ -18,9 +18,12 @@
 #include <immintrin.h>
 #endif
 
+#include <omp.h>
+
+#include "kernels/common/kernel_io.h"
+#include "kernels/common/workspace.h"
 #include "kernels/cpu/fp8_cpu_common.h"
 #include "kernels/cpu/thread_budget.h"
-#include "kernels/reference/kernel_io.h"
 
 namespace qlinear {
 namespace {
@@ -124,7 +127,7 @@ QL_TARGET_AVX2 void decode_chunk(const uint8_t* codes, int64_t kc, float* out) {
 }
 
 void run_panel(const fp8_cpu::Fp8Panels& w, const float* x, int64_t M, int64_t pnl, float* panel,
-               float* yt, float* y) {
+               float* yt, MatrixView y) {
   const bool fused = M <= kMaxRows;
   std::fill(yt, yt + M * kPanelN, 0.0f);
   for (int64_t c = 0; c < w.chunks(); ++c) {
@@ -137,46 +140,62 @@ void run_panel(const fp8_cpu::Fp8Panels& w, const float* x, int64_t M, int64_t p
                                  yt + m0 * kPanelN);
     }
   }
-  const int64_t n0 = pnl * kPanelN;
-  const int64_t valid = std::min<int64_t>(kPanelN, w.N - n0);
-  for (int64_t m = 0; m < M; ++m) {
-    for (int64_t r = 0; r < valid; ++r) y[m * w.N + n0 + r] = yt[m * kPanelN + r] + w.bias[n0 + r];
-  }
+  fp8_cpu::store_panel_rows(w, yt, kPanelN, pnl, 1, y);
 }
 
 #endif  // __x86_64__
 
 class PreparedFp8W8a16Avx2 : public PreparedLinear {
  public:
-  explicit PreparedFp8W8a16Avx2(fp8_cpu::Fp8Panels panels) : w_(std::move(panels)) {}
+  PreparedFp8W8a16Avx2(const LinearProblem& problem, fp8_cpu::Fp8Panels panels)
+      : PreparedLinear(problem, Location::host()), w_(std::move(panels)) {}
 
-  Status run(const TensorView& x, const TensorView& y, Stream& stream) const override {
-    QL_RETURN_IF_ERROR(fp8_cpu::check_run_views(x, y, w_.K, w_.N, kName));
-    const int64_t M = x.dim(0);
-    if (M == 0) return Status::ok_status();
+  std::size_t workspace_bytes(int64_t m) const override {
+    WorkspaceCarver sizing;
+    carve(sizing, m);
+    return sizing.used();
+  }
+
+ protected:
+  Status do_run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const override {
 #if defined(__x86_64__)
-    const ThreadBudget budget(stream, w_.panels());  // shared fairly with concurrent calls
+    const int64_t M = x.rows();
+    WorkspaceCarver carver(ctx.workspace);
+    const Buffers b = carve(carver, M);
+    if (carver.overflowed()) return workspace_overflow(kName);
+    const ThreadBudget budget(ctx.threads, w_.panels());  // shared fairly with concurrent calls
     const int threads = budget.threads();
-    std::vector<float> xf(static_cast<std::size_t>(M * w_.Kp));
-    fp8_cpu::activations_to_f32(x, w_.Kp, xf.data(), threads);
-    float* out = y.data_as<float>();
+    fp8_cpu::activations_to_f32(x, w_.Kp, b.xf, threads);
 #pragma omp parallel num_threads(threads)
     {
       alignas(32) float panel[fp8_cpu::kMaxChunkK * kPanelN];
-      std::vector<float> yt(static_cast<std::size_t>(M * kPanelN));
+      float* yt = b.yt + static_cast<int64_t>(omp_get_thread_num()) * M * kPanelN;
 #pragma omp for schedule(dynamic, 4)
       for (int64_t pnl = 0; pnl < w_.panels(); ++pnl) {
-        run_panel(w_, xf.data(), M, pnl, panel, yt.data(), out);
+        run_panel(w_, b.xf, M, pnl, panel, yt, y);
       }
     }
     return Status::ok_status();
 #else
-    (void)stream;
+    (void)x;
+    (void)y;
+    (void)ctx;
     return make_error(ErrorCode::kInternal, "{}: not compiled for this architecture", kName);
 #endif
   }
 
  private:
+  struct Buffers {
+    float* xf = nullptr;  // x as f32 [M, Kp]
+    float* yt = nullptr;  // a panel's accumulators per thread
+  };
+  Buffers carve(WorkspaceCarver& c, int64_t M) const {
+    Buffers b;
+    b.xf = c.take<float>(M * w_.Kp);
+    b.yt = c.take<float>(int64_t{max_threads()} * M * kPanelN);
+    return b;
+  }
+
   fp8_cpu::Fp8Panels w_;
 };
 
@@ -194,16 +213,14 @@ class Fp8W8a16Avx2 : public LinearKernel {
 
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
                                                   const LinearProblem& problem,
-                                                  const Device& device) const override {
-    (void)device;
+                                                  DeviceContext& /*device*/) const override {
     QL_ASSIGN_OR_RETURN(const Fp8Weights* w, fp8_weights_of(weights, kName));
-    Stream all;
     QL_ASSIGN_OR_RETURN(
         fp8_cpu::Fp8Panels panels,
         fp8_cpu::make_panels(*w, fp8_cpu::chunk_k_for(problem, Fp8Mode::kW8A16),
-                             fp8_cpu::PanelLayout::kRows, fp8_cpu::worker_threads(all)));
+                             fp8_cpu::PanelLayout::kRows, fp8_cpu::prepare_threads()));
     return std::unique_ptr<PreparedLinear>(
-        std::make_unique<PreparedFp8W8a16Avx2>(std::move(panels)));
+        std::make_unique<PreparedFp8W8a16Avx2>(problem, std::move(panels)));
   }
 };
 

@@ -10,10 +10,11 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/common/kernel_io.h"
+#include "kernels/common/workspace.h"
 #include "kernels/cpu/fp8_cpu_common.h"
 #include "kernels/cpu/fp8_dpbf16.h"
 #include "kernels/cpu/thread_budget.h"
-#include "kernels/reference/kernel_io.h"
 
 namespace qlinear {
 namespace {
@@ -22,29 +23,50 @@ constexpr std::string_view kName = "cpu.fp8.w8a16.avx512";
 
 class PreparedFp8W8a16Avx512 : public PreparedLinear {
  public:
-  explicit PreparedFp8W8a16Avx512(fp8_cpu::Fp8Panels panels) : w_(std::move(panels)) {}
+  PreparedFp8W8a16Avx512(const LinearProblem& problem, fp8_cpu::Fp8Panels panels)
+      : PreparedLinear(problem, Location::host()), w_(std::move(panels)) {}
 
-  Status run(const TensorView& x, const TensorView& y, Stream& stream) const override {
-    QL_RETURN_IF_ERROR(fp8_cpu::check_run_views(x, y, w_.K, w_.N, kName));
-    const int64_t M = x.dim(0);
-    if (M == 0) return Status::ok_status();
-    const ThreadBudget budget(stream, w_.panels());  // shared fairly with concurrent calls
+  std::size_t workspace_bytes(int64_t m) const override {
+    WorkspaceCarver sizing;
+    carve(sizing, m);
+    return sizing.used();
+  }
+
+ protected:
+  Status do_run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const override {
+    const int64_t M = x.rows();
+    WorkspaceCarver carver(ctx.workspace);
+    const Buffers b = carve(carver, M);
+    if (carver.overflowed()) return workspace_overflow(kName);
+    const ThreadBudget budget(ctx.threads, w_.panels());  // shared fairly with concurrent calls
     const int threads = budget.threads();
-    // bf16 activations are exact in one term; f32 and f16 need the remainder term.
-    const bool two_terms = x.dtype != DType::kBF16;
-    std::vector<uint16_t> hi(static_cast<std::size_t>(M * w_.Kp));
-    std::vector<uint16_t> lo(two_terms ? hi.size() : 0);
-    fp8_cpu::activations_to_bf16(x, w_.Kp, hi.data(), two_terms ? lo.data() : nullptr, threads);
+    fp8_cpu::activations_to_bf16(x, w_.Kp, b.hi, b.lo, threads, b.rows);
     fp8_cpu::Bf16Activations a;
     a.M = M;
     a.stride = w_.Kp;
-    a.hi = hi.data();
-    a.lo = two_terms ? lo.data() : nullptr;
-    fp8_cpu::run_dpbf16(w_, a, y.data_as<float>(), threads);
+    a.hi = b.hi;
+    a.lo = b.lo;
+    fp8_cpu::run_dpbf16(w_, a, y, threads, b.yt);
     return Status::ok_status();
   }
 
  private:
+  struct Buffers {
+    uint16_t* hi = nullptr;
+    uint16_t* lo = nullptr;  // bf16 activations are exact in one term; f32 and f16 need two
+    float* rows = nullptr;   // a row of x as f32 per thread
+    float* yt = nullptr;     // accumulators per thread
+  };
+  Buffers carve(WorkspaceCarver& c, int64_t M) const {
+    Buffers b;
+    const int64_t slots = max_threads();
+    b.hi = c.take<uint16_t>(M * w_.Kp);
+    if (problem().act_dtype != DType::kBF16) b.lo = c.take<uint16_t>(M * w_.Kp);
+    b.rows = c.take<float>(slots * w_.K);
+    b.yt = c.take<float>(slots * fp8_cpu::dpbf16_slot_floats(M));
+    return b;
+  }
+
   fp8_cpu::Fp8Panels w_;
 };
 
@@ -62,16 +84,13 @@ class Fp8W8a16Avx512 : public LinearKernel {
 
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
                                                   const LinearProblem& problem,
-                                                  const Device& device) const override {
-    (void)device;
+                                                  DeviceContext& /*device*/) const override {
     QL_ASSIGN_OR_RETURN(const Fp8Weights* w, fp8_weights_of(weights, kName));
-    Stream all;
-    QL_ASSIGN_OR_RETURN(
-        fp8_cpu::Fp8Panels panels,
-        fp8_cpu::make_panels(*w, fp8_cpu::chunk_k_for(problem, Fp8Mode::kW8A16),
-                             fp8_cpu::dpbf16_layout(), fp8_cpu::worker_threads(all)));
+    QL_ASSIGN_OR_RETURN(fp8_cpu::Fp8Panels panels,
+                        fp8_cpu::make_panels(*w, fp8_cpu::chunk_k_for(problem, Fp8Mode::kW8A16),
+                                             fp8_cpu::dpbf16_layout(), fp8_cpu::prepare_threads()));
     return std::unique_ptr<PreparedLinear>(
-        std::make_unique<PreparedFp8W8a16Avx512>(std::move(panels)));
+        std::make_unique<PreparedFp8W8a16Avx512>(problem, std::move(panels)));
   }
 };
 

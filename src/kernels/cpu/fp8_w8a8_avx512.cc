@@ -1,6 +1,6 @@
 // cpu.fp8.w8a8.avx512 | scheme: FP8 e4m3fn weights (per-tensor/per-channel or block scales,
 //   block_k a multiple of 32) x FP8 activations quantized at run time by the one contract of
-//   kernels/reference/activation_quant.h: dynamic per-token, dynamic per-tensor, static
+//   kernels/common/activation_quant.h: dynamic per-token, dynamic per-tensor, static
 //   per-tensor (input_scale) or dynamic per-group (group = block_k, or 128)
 // after prepare: the cpu.fp8.w8a16.avx512 panels (k pairs of 16 rows, scales x 2^8)
 // activations: quantized by fp8_act_quant_avx512.h, bit for bit the reference quantizer's rules
@@ -16,13 +16,14 @@
 #include <memory>
 #include <vector>
 
-#include "core/dtype.h"
+#include "kernels/common/activation_quant.h"
+#include "kernels/common/kernel_io.h"
+#include "kernels/common/workspace.h"
 #include "kernels/cpu/fp8_act_quant_avx512.h"
 #include "kernels/cpu/fp8_cpu_common.h"
 #include "kernels/cpu/fp8_dpbf16.h"
 #include "kernels/cpu/thread_budget.h"
-#include "kernels/reference/activation_quant.h"
-#include "kernels/reference/kernel_io.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear {
 namespace {
@@ -31,36 +32,60 @@ constexpr std::string_view kName = "cpu.fp8.w8a8.avx512";
 
 class PreparedFp8W8a8Avx512 : public PreparedLinear {
  public:
-  PreparedFp8W8a8Avx512(fp8_cpu::Fp8Panels panels, ActQuant act, int64_t group_k, float input_scale)
-      : w_(std::move(panels)), act_(act), group_k_(group_k), input_scale_(input_scale) {}
+  PreparedFp8W8a8Avx512(const LinearProblem& problem, fp8_cpu::Fp8Panels panels, ActQuant act,
+                        int64_t group_k, float input_scale)
+      : PreparedLinear(problem, Location::host()),
+        w_(std::move(panels)),
+        act_(act),
+        group_k_(group_k),
+        input_scale_(input_scale) {}
 
-  Status run(const TensorView& x, const TensorView& y, Stream& stream) const override {
-    QL_RETURN_IF_ERROR(fp8_cpu::check_run_views(x, y, w_.K, w_.N, kName));
-    const int64_t M = x.dim(0);
-    if (M == 0) return Status::ok_status();
-    const ThreadBudget budget(stream, w_.panels());  // shared fairly with concurrent calls
+  std::size_t workspace_bytes(int64_t m) const override {
+    WorkspaceCarver sizing;
+    carve(sizing, m);
+    return sizing.used();
+  }
+
+ protected:
+  Status do_run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const override {
+    const int64_t M = x.rows();
+    WorkspaceCarver carver(ctx.workspace);
+    const Buffers b = carve(carver, M);
+    if (carver.overflowed()) return workspace_overflow(kName);
+    const ThreadBudget budget(ctx.threads, w_.panels());  // shared fairly with concurrent calls
     const int threads = budget.threads();
-    std::vector<uint16_t> values(static_cast<std::size_t>(M * w_.Kp));
-    std::vector<float> chunk_scales(static_cast<std::size_t>(M * w_.chunks()));
     fp8_cpu::ActQuantRequest request;
     request.kind = act_;
     request.static_scale = input_scale_;
     request.group_k = group_k_;
     request.Kp = w_.Kp;
     request.chunk_k = w_.chunk_k;
-    const Status quantized = fp8_cpu::quantize_activations_avx512(x, request, values.data(),
-                                                                  chunk_scales.data(), threads);
+    const Status quantized =
+        fp8_cpu::quantize_activations_avx512(x, request, b.values, b.chunk_scales, threads);
     if (!quantized.ok()) return quantized.with_context(kName);
     fp8_cpu::Bf16Activations a;
     a.M = M;
     a.stride = w_.Kp;
-    a.hi = values.data();
-    a.chunk_scales = chunk_scales.data();
-    fp8_cpu::run_dpbf16(w_, a, y.data_as<float>(), threads);
+    a.hi = b.values;
+    a.chunk_scales = b.chunk_scales;
+    fp8_cpu::run_dpbf16(w_, a, y, threads, b.yt);
     return Status::ok_status();
   }
 
  private:
+  struct Buffers {
+    uint16_t* values = nullptr;
+    float* chunk_scales = nullptr;
+    float* yt = nullptr;
+  };
+  Buffers carve(WorkspaceCarver& c, int64_t M) const {
+    Buffers b;
+    b.values = c.take<uint16_t>(M * w_.Kp);
+    b.chunk_scales = c.take<float>(M * w_.chunks());
+    b.yt = c.take<float>(int64_t{max_threads()} * fp8_cpu::dpbf16_slot_floats(M));
+    return b;
+  }
+
   fp8_cpu::Fp8Panels w_;
   ActQuant act_;
   int64_t group_k_;
@@ -81,8 +106,7 @@ class Fp8W8a8Avx512 : public LinearKernel {
 
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
                                                   const LinearProblem& problem,
-                                                  const Device& device) const override {
-    (void)device;
+                                                  DeviceContext& /*device*/) const override {
     QL_ASSIGN_OR_RETURN(const Fp8Weights* w, fp8_weights_of(weights, kName));
     const ActQuant act = w8a8_act_quant(problem);
     if (act == ActQuant::kStaticTensor && !(std::isfinite(w->input_scale) && w->input_scale > 0)) {
@@ -91,13 +115,11 @@ class Fp8W8a8Avx512 : public LinearKernel {
                         "finite and > 0, got {}",
                         kName, weights.name, w->input_scale);
     }
-    Stream all;
-    QL_ASSIGN_OR_RETURN(
-        fp8_cpu::Fp8Panels panels,
-        fp8_cpu::make_panels(*w, fp8_cpu::chunk_k_for(problem, Fp8Mode::kW8A8),
-                             fp8_cpu::dpbf16_layout(), fp8_cpu::worker_threads(all)));
+    QL_ASSIGN_OR_RETURN(fp8_cpu::Fp8Panels panels,
+                        fp8_cpu::make_panels(*w, fp8_cpu::chunk_k_for(problem, Fp8Mode::kW8A8),
+                                             fp8_cpu::dpbf16_layout(), fp8_cpu::prepare_threads()));
     return std::unique_ptr<PreparedLinear>(std::make_unique<PreparedFp8W8a8Avx512>(
-        std::move(panels), act, w8a8_act_group_k(problem), w->input_scale));
+        problem, std::move(panels), act, w8a8_act_group_k(problem), w->input_scale));
   }
 };
 

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/common/activation_quant.h"
 #include "kernels/cpu/group_params_avx512.h"
-#include "kernels/reference/activation_quant.h"
 
 #define QLINEAR_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni,fma")))
 
@@ -101,9 +101,9 @@ QLINEAR_AVX512_VNNI void block_at(const TiledWeights& w, const A8Rows& rows, int
   const float* qsum[kRows];
   float* y[kRows];
   for (int i = 0; i < kRows; ++i) {
-    x[i] = rows.quads.data() + (r + i) * w.steps * rows.quads_per_step;
-    sx[i] = rows.scales.data() + (r + i) * w.groups;
-    qsum[i] = rows.qsums.data() + (r + i) * w.groups;
+    x[i] = rows.quads + (r + i) * w.steps * rows.quads_per_step;
+    sx[i] = rows.scales + (r + i) * w.groups;
+    qsum[i] = rows.qsums + (r + i) * w.groups;
     y[i] = ytile + (r + i - r0) * kTileN;
   }
   if (w.bits == 4) {

@@ -24,10 +24,10 @@ namespace qlinear::int_a8 {
 // Activation rows of one call.
 struct A8Rows {
   int64_t count = 0;
-  int quads_per_step = 2;       // 2 for 4-bit weights (even, odd), 1 for 8-bit
-  std::vector<uint32_t> quads;  // [count, steps, quads_per_step] int8 bytes
-  std::vector<float> scales;    // [count, groups] sx
-  std::vector<float> qsums;     // [count, groups] sum of the int8 codes over the group
+  int quads_per_step = 2;           // 2 for 4-bit weights (even, odd), 1 for 8-bit
+  const uint32_t* quads = nullptr;  // [count, steps, quads_per_step] int8 bytes
+  const float* scales = nullptr;    // [count, groups] sx
+  const float* qsums = nullptr;     // [count, groups] sum of the int8 codes over the group
 };
 
 // Rows [r0, r1) of one tile, accumulated into ytile (64 floats per row, zeroed by the caller).
@@ -53,7 +53,7 @@ class IntA8Kernel final : public LinearKernel {
   Verdict check(const LinearProblem& problem, const Device& device) const override;
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
                                                   const LinearProblem& problem,
-                                                  const Device& device) const override;
+                                                  DeviceContext& device) const override;
 
  private:
   std::string_view name_;

@@ -97,7 +97,7 @@ QLINEAR_AVX2 void tile_job_panel_avx2(const TiledWeights& w, const Rows& rows, i
         const float* x[kRows];
         float* y[kRows];
         for (int i = 0; i < kRows; ++i) {
-          x[i] = rows.values.data() + (r + i) * w.K + k0;
+          x[i] = rows.values + (r + i) * w.K + k0;
           y[i] = ytile + (r + i - r0) * kTileN;
         }
         panel_block<kRows>(panel, k1 - k0, c0, x, y);

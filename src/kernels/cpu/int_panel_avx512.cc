@@ -19,9 +19,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/dtype.h"
 #include "kernels/cpu/group_params_avx512.h"
 #include "kernels/cpu/int_tiles.h"
+#include "qlinear/dtype.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -189,18 +189,18 @@ QLINEAR_AVX512 inline __m512 load_x(const void* src, DType dtype, int64_t k, __m
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));  // bf16
 }
 
-// Row x[perm] as f32 (act-order).
+// Row x[perm] as f32 (act-order; 0 for padding rows).
 void gather_row(const void* src, DType dtype, const std::vector<int32_t>& perm, float* out) {
   const auto n = static_cast<int64_t>(perm.size());
   if (dtype == DType::kF32) {
     const auto* x = static_cast<const float*>(src);
-    for (int64_t k = 0; k < n; ++k) out[k] = x[perm[k]];
+    for (int64_t k = 0; k < n; ++k) out[k] = perm[k] < 0 ? 0.0f : x[perm[k]];
   } else if (dtype == DType::kF16) {
     const auto* x = static_cast<const uint16_t*>(src);
-    for (int64_t k = 0; k < n; ++k) out[k] = f16_to_f32(x[perm[k]]);
+    for (int64_t k = 0; k < n; ++k) out[k] = perm[k] < 0 ? 0.0f : f16_to_f32(x[perm[k]]);
   } else {
     const auto* x = static_cast<const uint16_t*>(src);
-    for (int64_t k = 0; k < n; ++k) out[k] = bf16_to_f32(x[perm[k]]);
+    for (int64_t k = 0; k < n; ++k) out[k] = perm[k] < 0 ? 0.0f : bf16_to_f32(x[perm[k]]);
   }
 }
 
@@ -327,8 +327,8 @@ QLINEAR_AVX512 void tile_job_panel_avx512(const TiledWeights& w, const Rows& row
       float* y[kMaxRows];
       for (int i = 0; i < n; ++i) {
         // Chunk-major rows (see rows_avx512), offset so that x[i][global pair] reads them.
-        x[i] = rows.pairs.data() + c.p0 * rows.count + (r + i) * kChunkPairs - c.p0;
-        sums[i] = rows.sums.data() + (r + i) * w.groups;
+        x[i] = rows.pairs + c.p0 * rows.count + (r + i) * kChunkPairs - c.p0;
+        sums[i] = rows.sums + (r + i) * w.groups;
         y[i] = ytile + ((r + i) / rpo - o0) * kTileN;
       }
       fns[n - 1](c, x, sums, y);
@@ -336,42 +336,53 @@ QLINEAR_AVX512 void tile_job_panel_avx512(const TiledWeights& w, const Rows& row
   }
 }
 
-Rows rows_avx512(const TiledWeights& w, const void* x, DType dtype, int64_t M, bool split,
-                 bool panel, int threads) {
+Avx512RowsShape avx512_rows_shape(const TiledWeights& w, int64_t M, bool split, bool panel) {
+  Avx512RowsShape shape;
+  shape.rows_per_out = split ? 2 : 1;
+  shape.count = M * shape.rows_per_out;
+  // 4 bits and natural pairs: K/2 pairs per row; 8-bit nibble pairs (inline 8-bit): 4 per word.
+  shape.stride = w.bits == 8 && !panel ? w.K : w.K / 2;
+  // The panel engine reads chunk-major pairs [chunk][R][kChunkPairs]: each K chunk of all rows
+  // is one contiguous stream (row-major, every job would walk R streams at once).
+  const int64_t chunks = (shape.stride + kChunkPairs - 1) / kChunkPairs;
+  shape.stored = panel ? chunks * kChunkPairs : shape.stride;
+  return shape;
+}
+
+Rows build_rows_avx512(const TiledWeights& w, ConstMatrixView x, bool split, bool panel,
+                       int threads, uint32_t* pairs, float* sums, uint16_t* hb_slots,
+                       float* perm_slots) {
+  const Avx512RowsShape shape = avx512_rows_shape(w, x.rows(), split, panel);
   Rows rows;
-  rows.rows_per_out = split ? 2 : 1;
-  rows.count = M * rows.rows_per_out;
+  rows.rows_per_out = shape.rows_per_out;
+  rows.count = shape.count;
+  rows.stride = shape.stride;
+  rows.pairs = pairs;
+  rows.sums = sums;
   const Pairing pairing = w.bits == 4 ? Pairing::kNibbles4
                           : panel     ? Pairing::kNatural
                                       : Pairing::kNibbles8;
-  // 4 bits and natural pairs: K/2 pairs per row; 8-bit nibble pairs: 4 per 4-row word.
-  rows.stride = pairing == Pairing::kNibbles8 ? w.K : w.K / 2;
-  // The panel engine reads chunk-major pairs [chunk][R][kChunkPairs]: each K chunk of all rows
-  // is one contiguous stream (row-major, every job would walk R streams at once).
-  const int64_t chunks = (rows.stride + kChunkPairs - 1) / kChunkPairs;
-  const int64_t stored = panel ? chunks * kChunkPairs : rows.stride;
-  rows.pairs.resize(static_cast<size_t>(rows.count * stored));
-  rows.sums.resize(static_cast<size_t>(rows.count * w.groups));
   const int64_t K = w.K;
+  const DType dtype = x.dtype();
   const bool parallel = threads > 1 && rows.count * K >= (int64_t{1} << 16);
 #pragma omp parallel num_threads(threads) if (parallel)
   {
-    std::vector<uint16_t> hb(static_cast<size_t>(K));
-    std::vector<float> permuted(w.perm.size());
-    const size_t elem = dtype == DType::kF32 ? 4 : 2;
+    const int64_t slot = omp_get_thread_num();
+    uint16_t* hb = hb_slots + slot * K;
+    float* permuted = w.perm.empty() ? nullptr : perm_slots + slot * K;
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows.count; ++r) {
-      const void* src = static_cast<const char*>(x) + (r / rows.rows_per_out) * K * elem;
+      const void* src = x.row(r / rows.rows_per_out);
       DType src_dtype = dtype;
-      if (!w.perm.empty()) {
-        gather_row(src, dtype, w.perm, permuted.data());
-        src = permuted.data();
+      if (permuted != nullptr) {
+        gather_row(src, dtype, w.perm, permuted);
+        src = permuted;
         src_dtype = DType::kF32;
       }
       // Panel rows are chunk-major: row r's chunk c at (c * R + r) * kChunkPairs.
-      uint32_t* dst = rows.pairs.data() + r * (panel ? kChunkPairs : rows.stride);
-      build_row(w, src, src_dtype, split && r % 2 == 1, pairing, hb.data(), dst,
-                panel ? rows.count * kChunkPairs : kChunkPairs, rows.sums.data() + r * w.groups);
+      uint32_t* dst = pairs + r * (panel ? kChunkPairs : rows.stride);
+      build_row(w, src, src_dtype, split && r % 2 == 1, pairing, hb, dst,
+                panel ? rows.count * kChunkPairs : kChunkPairs, sums + r * w.groups);
     }
   }
   return rows;

@@ -11,9 +11,12 @@
 #include <limits>
 #include <numeric>
 
-#include "core/dtype.h"
+#include "kernels/common/engines.h"
+#include "kernels/common/kernel_io.h"
+#include "kernels/common/requirements.h"
+#include "kernels/common/workspace.h"
 #include "kernels/cpu/thread_budget.h"
-#include "kernels/reference/kernel_io.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear::int_tiles {
 namespace {
@@ -65,21 +68,25 @@ int64_t panel_row_chunk(int64_t rows, int64_t tiles, int threads) {
   const int64_t per = (rows + chunks - 1) / chunks;
   return (per + kBlock - 1) / kBlock * kBlock;
 }
+// The most rows a panel job can get from panel_row_chunk (the ytile size it needs).
+constexpr int64_t kPanelRowChunkMax = (kPanelMaxRows + 5) / 6 * 6;
 
 // f32 per code field for the avx2 and generic paths: values[r, d, i] = x[d*F + i] for the
 // F = 32/bits fields of word d (stride 8). avx2 decodes field i < F-1 as
 // (word & mask << bits*i) without the shift, so its x carries 2^-bits*i.
-Rows rows_f32(const TiledWeights& w, const std::vector<float>& x, int64_t M, bool unshifted) {
+Rows rows_f32(const TiledWeights& w, const float* x, int64_t M, bool unshifted, float* values,
+              float* sums) {
   Rows rows;
   rows.count = M;
-  rows.values.assign(static_cast<size_t>(M * w.steps * 8), 0.0f);
-  rows.sums.assign(static_cast<size_t>(M * w.groups), 0.0f);
+  rows.values = values;
+  rows.sums = sums;
+  std::fill(values, values + M * w.steps * 8, 0.0f);
   const int64_t K = w.K;
   const int64_t group_size = K / w.groups;
   const int fields = 32 / w.bits;
   for (int64_t m = 0; m < M; ++m) {
-    const float* src = x.data() + m * K;
-    float* dst = rows.values.data() + m * w.steps * 8;
+    const float* src = x + m * K;
+    float* dst = values + m * w.steps * 8;
     for (int64_t d = 0; d < w.steps; ++d) {
       for (int i = 0; i < fields; ++i) {
         const float shift = unshifted && i < fields - 1 ? std::ldexp(1.0f, -w.bits * i) : 1.0f;
@@ -89,7 +96,7 @@ Rows rows_f32(const TiledWeights& w, const std::vector<float>& x, int64_t M, boo
     for (int64_t g = 0; g < w.groups; ++g) {
       double sum = 0.0;
       for (int64_t k = g * group_size; k < (g + 1) * group_size; ++k) sum += src[k];
-      rows.sums[m * w.groups + g] = static_cast<float>(sum);
+      sums[m * w.groups + g] = static_cast<float>(sum);
     }
   }
   return rows;
@@ -98,39 +105,72 @@ Rows rows_f32(const TiledWeights& w, const std::vector<float>& x, int64_t M, boo
 // Runs `job` over (tile, row chunk) pairs and writes y = ytile + bias for the valid columns.
 // Chunks of row_chunk rows (a multiple of 2); `dynamic`: jobs handed out one at a time (long
 // jobs on a shared machine), else a static split.
-void run_tiles(const TiledWeights& w, const Rows& rows, float* y, int threads, TileJob job,
-               int64_t row_chunk = kRowChunk, bool dynamic = false) {
+void run_tiles(const TiledWeights& w, const Rows& rows, MatrixView y, int threads, TileJob job,
+               float* ytiles, int64_t row_chunk = kRowChunk, bool dynamic = false) {
   for_each_tile_job(
       w, rows.count, rows.rows_per_out, y, threads,
       [&](int64_t tile, int64_t r0, int64_t r1, float* ytile) {
         job(w, rows, tile, r0, r1, ytile);
       },
-      row_chunk, dynamic);
+      row_chunk, ytiles, dynamic);
 }
 
-// Sorted act-order: for each block of group_size sorted rows, the checkpoint group it holds.
-Result<std::vector<int32_t>> block_groups(const IntWeights& w, const std::vector<int32_t>& perm,
-                                          std::string_view kernel, const Canonical& weights) {
-  const int64_t blocks = w.K / w.group_size;
-  std::vector<int32_t> groups(static_cast<size_t>(blocks));
-  for (int64_t b = 0; b < blocks; ++b) {
-    if (perm.empty()) {
-      groups[b] = static_cast<int32_t>(b);
-      continue;
-    }
-    const int64_t first = b * w.group_size;
-    groups[b] = w.g_idx[perm[first]];
-    for (int64_t k = first; k < first + w.group_size; ++k) {
-      if (w.g_idx[perm[k]] != groups[b]) {
-        return make_error(ErrorCode::kUnsupported,
-                          "{}: layer \"{}\": g_idx group {} has a number of rows other than "
-                          "group_size={}; act-order needs every group to hold exactly "
-                          "group_size rows",
-                          kernel, weights.name, groups[b], w.group_size);
-      }
-    }
+// How one call of M rows runs: the engine and, for avx512, whether rows are split into bf16
+// hi + lo (f32 always, f16 only where the second pass is free) and so R, the rows it feeds.
+struct CallPlan {
+  std::string_view engine;  // "inline", "panel", or "" for the generic kernel
+  bool split = false;
+  int64_t R = 0;
+};
+
+CallPlan plan_call(Isa isa, int bits, DType act, int64_t M) {
+  CallPlan plan;
+  plan.R = M;
+  switch (isa) {
+    case Isa::kGeneric:
+      break;
+    case Isa::kAvx2:
+      plan.engine = M >= kAvx2PanelMinRows ? "panel" : "inline";
+      break;
+    case Isa::kAvx512:
+      // f32 keeps ~f32 accuracy at every M; f16 is exact as hi + lo but pays the second pass only
+      // where it is free (decode); bf16 is exact as is.
+      plan.split = act == DType::kF32 || (act == DType::kF16 && M <= kSplitMaxM);
+      plan.R = plan.split ? 2 * M : M;
+      plan.engine = plan.R >= (bits == 4 ? kPanelMinRows4 : kPanelMinRows8) ? "panel" : "inline";
+      break;
   }
-  return groups;
+  return plan;
+}
+
+// Act-order rows grouped by g_idx: for each group present, in ascending order, its rows
+// (stably) padded with -1 to group_size rows; `groups` gets the checkpoint group of each block.
+Result<std::vector<int32_t>> grouped_rows(const IntWeights& w, std::vector<int32_t>& groups,
+                                          std::string_view kernel, const Canonical& weights) {
+  std::vector<int32_t> order(static_cast<size_t>(w.K));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return w.g_idx[a] < w.g_idx[b]; });
+  std::vector<int32_t> perm;
+  perm.reserve(order.size());
+  for (std::size_t i = 0; i < order.size();) {
+    const int32_t g = w.g_idx[order[i]];
+    std::size_t j = i;
+    while (j < order.size() && w.g_idx[order[j]] == g) ++j;
+    if (static_cast<int64_t>(j - i) > w.group_size) {
+      return make_error(ErrorCode::kMisconfigured,
+                        "{}: layer \"{}\": g_idx assigns {} rows to group {}, more than "
+                        "group_size={}",
+                        kernel, weights.name, j - i, g, w.group_size);
+    }
+    perm.insert(perm.end(), order.begin() + static_cast<std::ptrdiff_t>(i),
+                order.begin() + static_cast<std::ptrdiff_t>(j));
+    perm.resize(perm.size() + static_cast<std::size_t>(w.group_size - static_cast<int64_t>(j - i)),
+                -1);
+    groups.push_back(g);
+    i = j;
+  }
+  return perm;
 }
 
 // f16 when every scale survives f32 -> f16 -> f32 unchanged, else bf16 when every one survives
@@ -146,54 +186,63 @@ DType narrowest_scale_dtype(const std::vector<float>& scales) {
 
 class TiledLinear final : public PreparedLinear {
  public:
-  TiledLinear(std::string_view name, Isa isa, TiledWeights w)
-      : name_(name), isa_(isa), w_(std::move(w)) {}
+  TiledLinear(const LinearProblem& problem, std::string_view name, Isa isa, TiledWeights w)
+      : PreparedLinear(problem, Location::host()), name_(name), isa_(isa), w_(std::move(w)) {}
 
-  Status run(const TensorView& x, const TensorView& y, Stream& stream) const override {
+  std::size_t workspace_bytes(int64_t m) const override {
+    WorkspaceCarver sizing;
+    carve(sizing, plan_call(isa_, w_.bits, problem().act_dtype, m), m);
+    return sizing.used();
+  }
+
+ protected:
+  Status do_run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const override {
+    const int64_t M = x.rows();
+    const CallPlan plan = plan_call(isa_, w_.bits, x.dtype(), M);
+    WorkspaceCarver carver(ctx.workspace);
+    const Buffers b = carve(carver, plan, M);
+    if (carver.overflowed()) return workspace_overflow(name_);
+    // Shared fairly with concurrent calls; the job count bounds the threads again in run_tiles.
+    const ThreadBudget budget(ctx.threads, w_.tiles * M);
+    const int threads = budget.threads();
 #if defined(__x86_64__)
-    // avx512 builds its bf16 rows straight from x (no f32 copy); anything malformed goes the
-    // common way below, which reports it.
-    if (isa_ == Isa::kAvx512 && x.shape.size() == 2 && x.dim(1) == w_.K && x.is_contiguous() &&
-        (x.dtype == DType::kF32 || x.dtype == DType::kBF16 || x.dtype == DType::kF16) &&
-        x.data != nullptr) {
-      const int64_t M = x.dim(0);
-      QL_RETURN_IF_ERROR(check_output(y, M, w_.N, name_));
-      if (M > 0) run_avx512(x, M, y.data_as<float>(), stream);
+    if (isa_ == Isa::kAvx512) {
+      // bf16 rows straight from x (no f32 copy).
+      const bool panel = plan.engine == "panel";
+      const Rows rows =
+          build_rows_avx512(w_, x, plan.split, panel, threads, b.pairs, b.sums, b.hb, b.permuted);
+      if (panel) {
+        run_tiles(w_, rows, y, threads, tile_job_panel_avx512, b.ytiles,
+                  panel_row_chunk(plan.R, w_.tiles, threads), true);
+      } else {
+        run_tiles(w_, rows, y, threads, tile_job_avx512, b.ytiles);
+      }
       return Status::ok_status();
     }
 #endif
-    QL_ASSIGN_OR_RETURN(std::vector<float> xf, activations_as_f32(x, w_.K, name_));
-    const int64_t M = x.dim(0);
-    QL_RETURN_IF_ERROR(check_output(y, M, w_.N, name_));
-    if (M == 0) return Status::ok_status();
-    float* out = y.data_as<float>();
-    // Shared fairly with concurrent calls; the job count bounds the threads again in run_tiles.
-    const ThreadBudget budget(stream, w_.tiles * M);
-    const int threads = budget.threads();
+    rows_to_f32(x, 0, M, b.xf);
+    const float* xs = b.xf;
+    if (!w_.perm.empty()) {
+      permute_columns(b.xf, M, w_.k_in, w_.perm, b.permuted);
+      xs = b.permuted;
+    }
     switch (isa_) {
       case Isa::kGeneric:
-        xf = permute_columns(std::move(xf), M, w_.K, w_.perm);
-        run_tiles(w_, rows_f32(w_, xf, M, false), out, threads, tile_job_generic);
+        run_tiles(w_, rows_f32(w_, xs, M, false, b.values, b.sums), y, threads, tile_job_generic,
+                  b.ytiles);
         break;
 #if defined(__x86_64__)
       case Isa::kAvx2:
-        xf = permute_columns(std::move(xf), M, w_.K, w_.perm);
-        if (M >= kAvx2PanelMinRows) {
+        if (plan.engine == "panel") {
           Rows plain;
           plain.count = M;
-          plain.values = std::move(xf);
-          run_tiles(w_, plain, out, threads, tile_job_panel_avx2);
+          plain.values = xs;
+          run_tiles(w_, plain, y, threads, tile_job_panel_avx2, b.ytiles);
         } else {
-          run_tiles(w_, rows_f32(w_, xf, M, true), out, threads, tile_job_avx2);
+          run_tiles(w_, rows_f32(w_, xs, M, true, b.values, b.sums), y, threads, tile_job_avx2,
+                    b.ytiles);
         }
         break;
-      case Isa::kAvx512: {
-        TensorView xv = x;
-        xv.data = xf.data();
-        xv.dtype = DType::kF32;
-        run_avx512(xv, M, out, stream, x.dtype);
-        break;
-      }
 #endif
       default:
         return make_error(ErrorCode::kInternal, "{}: ISA variant not compiled", name_);
@@ -201,28 +250,42 @@ class TiledLinear final : public PreparedLinear {
     return Status::ok_status();
   }
 
-#if defined(__x86_64__)
-  // `source`: the caller's activation dtype, which decides the hi/lo split (x may be its f32 copy).
-  void run_avx512(const TensorView& x, int64_t M, float* out, const Stream& stream,
-                  DType source = DType::kF32) const {
-    if (x.dtype != DType::kF32) source = x.dtype;
-    // f32 keeps ~f32 accuracy at every M; f16 is exact as hi + lo but pays the second pass only
-    // where it is free (decode); bf16 is exact as is.
-    const bool split = source == DType::kF32 || (source == DType::kF16 && M <= kSplitMaxM);
-    const int64_t R = split ? 2 * M : M;
-    const ThreadBudget budget(stream, w_.tiles * M);  // shared fairly with concurrent calls
-    const int threads = budget.threads();
-    if (R >= (w_.bits == 4 ? kPanelMinRows4 : kPanelMinRows8)) {
-      run_tiles(w_, rows_avx512(w_, x.data, x.dtype, M, split, true, threads), out, threads,
-                tile_job_panel_avx512, panel_row_chunk(R, w_.tiles, threads), true);
-    } else {
-      run_tiles(w_, rows_avx512(w_, x.data, x.dtype, M, split, false, threads), out, threads,
-                tile_job_avx512);
-    }
-  }
-#endif
-
  private:
+  struct Buffers {
+    float* xf = nullptr;        // x as f32 [M, K] (avx2, generic)
+    float* permuted = nullptr;  // act-order: x[:, perm] [M, K], or per-thread rows (avx512)
+    float* values = nullptr;    // rows_f32 values
+    float* sums = nullptr;      // [R, groups]
+    uint32_t* pairs = nullptr;  // avx512 rows
+    uint16_t* hb = nullptr;     // avx512: a bf16 row per thread
+    float* ytiles = nullptr;    // a job's output tile per thread
+  };
+
+  // The call's buffers, in one order for workspace_bytes() and do_run().
+  Buffers carve(WorkspaceCarver& c, const CallPlan& plan, int64_t M) const {
+    Buffers b;
+    const int64_t slots = max_threads();
+    const int64_t K = w_.K;
+    if (isa_ == Isa::kAvx512) {
+      const bool panel = plan.engine == "panel";
+      const Avx512RowsShape shape = avx512_rows_shape(w_, M, plan.split, panel);
+      b.pairs = c.take<uint32_t>(shape.count * shape.stored);
+      b.sums = c.take<float>(shape.count * w_.groups);
+      b.hb = c.take<uint16_t>(slots * K);
+      if (!w_.perm.empty()) b.permuted = c.take<float>(slots * K);
+      b.ytiles = c.take<float>(slots * (panel ? kPanelRowChunkMax : kRowChunk) * kTileN);
+      return b;
+    }
+    b.xf = c.take<float>(M * w_.k_in);
+    if (!w_.perm.empty()) b.permuted = c.take<float>(M * K);
+    if (plan.engine != "panel") {
+      b.values = c.take<float>(M * w_.steps * 8);
+      b.sums = c.take<float>(M * w_.groups);
+    }
+    b.ytiles = c.take<float>(slots * kRowChunk * kTileN);
+    return b;
+  }
+
   std::string_view name_;
   Isa isa_;
   TiledWeights w_;
@@ -231,16 +294,14 @@ class TiledLinear final : public PreparedLinear {
 }  // namespace
 
 Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device) const {
-  if (Verdict cpu = check_cpu_device(device); !cpu.ok()) return cpu;
+  QL_REQUIRE(require_platform(device, Platform::kCpu));
   if (!isa_compiled(isa_)) {
     return Verdict::reject(Reason::kNotCompiled, "x86 ISA variants are built on x86-64 only");
   }
   if (std::string_view gap = isa_gap(isa_, device.cpu); !gap.empty()) {
     return Verdict::reject(Reason::kMissingIsa, fmt::format("needs {}", gap));
   }
-  if (problem.scheme != WeightScheme::kInt) {
-    return Verdict::reject(Reason::kScheme, "needs integer weights");
-  }
+  QL_REQUIRE(require_scheme(problem, WeightScheme::kInt));
   const bool bits_ok =
       bits_ == 0 ? (problem.bits == 4 || problem.bits == 8) : problem.bits == bits_;
   if (!bits_ok) {
@@ -248,33 +309,41 @@ Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device)
                            fmt::format("bits={}; needs {}", problem.bits,
                                        bits_ == 0 ? "4 or 8" : fmt::format("{}", bits_)));
   }
-  if (Verdict acts = check_int_activations(problem, /*int8_kernel=*/false); !acts.ok()) {
-    return acts;
-  }
-  if (Verdict io = check_io_dtypes(problem); !io.ok()) return io;
+  QL_REQUIRE(require_int_activations(problem, /*int8_kernel=*/false));
+  QL_REQUIRE(require_io_dtypes(problem));
   const int rows_per_word = 32 / problem.bits;
   if (problem.group_size <= 0 || problem.group_size % rows_per_word != 0) {
     return Verdict::reject(Reason::kGroupSize,
                            fmt::format("group_size={} not a multiple of {} (rows per packed word)",
                                        problem.group_size, rows_per_word));
   }
-  if (problem.K % problem.group_size != 0) {
+  // Act-order pads each group to group_size rows (int_tiles.h), so a ragged K is fine there.
+  if (!problem.act_order && problem.K % problem.group_size != 0) {
     return Verdict::reject(Reason::kGroupSize, fmt::format("group_size={} does not divide K={}",
                                                            problem.group_size, problem.K));
   }
   return Verdict::accept();
 }
 
-std::vector<float> permute_columns(std::vector<float> x, int64_t M, int64_t K,
-                                   const std::vector<int32_t>& perm) {
-  if (perm.empty()) return x;
-  std::vector<float> out(x.size());
+std::vector<Engine> IntTileKernel::engines(const LinearProblem& problem) const {
+  // Where plan_call may switch engines: the f16 split limit and the panel thresholds in rows R
+  // (R = 2M when split).
+  const std::vector<int64_t> switches = {kSplitMaxM + 1,           kAvx2PanelMinRows,
+                                         (kPanelMinRows4 + 1) / 2, kPanelMinRows4,
+                                         (kPanelMinRows8 + 1) / 2, kPanelMinRows8};
+  return engines_over(problem, switches, [&](int64_t m) {
+    return std::string(plan_call(isa_, problem.bits, problem.act_dtype, m).engine);
+  });
+}
+
+void permute_columns(const float* x, int64_t M, int64_t k_in, const std::vector<int32_t>& perm,
+                     float* out) {
+  const auto K = static_cast<int64_t>(perm.size());
   for (int64_t m = 0; m < M; ++m) {
-    const float* src = x.data() + m * K;
-    float* dst = out.data() + m * K;
-    for (int64_t k = 0; k < K; ++k) dst[k] = src[perm[k]];
+    const float* src = x + m * k_in;
+    float* dst = out + m * K;
+    for (int64_t k = 0; k < K; ++k) dst[k] = perm[k] < 0 ? 0.0f : src[perm[k]];
   }
-  return out;
 }
 
 Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
@@ -282,31 +351,34 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
   TiledWeights t;
   const int rows_per_word = 32 / w.bits;
   t.bits = w.bits;
-  t.K = w.K;
+  t.k_in = w.K;
   t.N = w.N;
   t.tiles = (w.N + kTileN - 1) / kTileN;
-  t.steps = w.K / rows_per_word;
   t.group_steps = w.group_size / rows_per_word;
-  t.groups = w.K / w.group_size;
   t.bias = w.bias;
+  std::vector<int32_t> groups;
   if (!w.g_idx.empty()) {
-    t.perm.resize(static_cast<size_t>(w.K));
-    std::iota(t.perm.begin(), t.perm.end(), 0);
-    std::stable_sort(t.perm.begin(), t.perm.end(),
-                     [&](int32_t a, int32_t b) { return w.g_idx[a] < w.g_idx[b]; });
+    QL_ASSIGN_OR_RETURN(t.perm, grouped_rows(w, groups, kernel, weights));
+    // A sorted g_idx that keeps every row in place is no act-order at all.
+    bool identity = static_cast<int64_t>(t.perm.size()) == w.K;
+    for (int64_t k = 0; k < static_cast<int64_t>(t.perm.size()) && identity; ++k) {
+      identity = t.perm[k] == k;
+    }
+    if (identity) t.perm.clear();
+  } else {
+    for (int64_t b = 0; b < w.K / w.group_size; ++b) groups.push_back(static_cast<int32_t>(b));
   }
-  QL_ASSIGN_OR_RETURN(std::vector<int32_t> groups, block_groups(w, t.perm, kernel, weights));
-  // A sorted g_idx that keeps every row in place is no act-order at all.
-  bool identity = true;
-  for (int64_t k = 0; k < static_cast<int64_t>(t.perm.size()) && identity; ++k) {
-    identity = t.perm[k] == k;
-  }
-  if (identity) t.perm.clear();
+  t.K = t.perm.empty() ? w.K : static_cast<int64_t>(t.perm.size());
+  t.steps = t.K / rows_per_word;
+  t.groups = t.K / w.group_size;
 
-  t.q = Tensor(DType::kI32, {t.tiles, t.steps, kTileN});
-  t.scales = Tensor(narrowest_scale_dtype(w.scales), {t.tiles, t.groups, kTileN});
+  QL_ASSIGN_OR_RETURN(t.q, Tensor::allocate(DType::kI32, {t.tiles, t.steps, kTileN}));
+  QL_ASSIGN_OR_RETURN(
+      t.scales, Tensor::allocate(narrowest_scale_dtype(w.scales), {t.tiles, t.groups, kTileN}));
   const DType scale_dtype = t.scales.dtype();
-  if (!w.zeros.empty()) t.zeros = Tensor(DType::kU8, {t.tiles, t.groups, kTileN});
+  if (!w.zeros.empty()) {
+    QL_ASSIGN_OR_RETURN(t.zeros, Tensor::allocate(DType::kU8, {t.tiles, t.groups, kTileN}));
+  }
   t.zero_offset = zero_offset;
   const int64_t N = w.N;
   const int bits = w.bits;
@@ -326,6 +398,7 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
         uint32_t word = 0;
         for (int i = 0; i < rows_per_word; ++i) {
           const int64_t k = t.perm[d * rows_per_word + i];
+          if (k < 0) continue;  // padding: its activation is 0, any code works
           const uint32_t code =
               (w.qweight[(k / rows_per_word) * N + n] >> (bits * (k % rows_per_word))) & mask;
           word |= code << (bits * i);
@@ -364,12 +437,12 @@ void TiledWeights::group_params(int64_t tile, int64_t g, int64_t c0, int64_t cou
 
 Result<std::unique_ptr<PreparedLinear>> IntTileKernel::prepare(const Canonical& weights,
                                                                const LinearProblem& problem,
-                                                               const Device& device) const {
-  (void)device;
+                                                               DeviceContext& /*device*/) const {
   QL_ASSIGN_OR_RETURN(const IntWeights* w, int_weights_of(weights, name_));
   const int rows_per_word = 32 / std::max(w->bits, 1);
   if ((bits_ != 0 && w->bits != bits_) || (w->bits != 4 && w->bits != 8) ||
-      w->group_size % rows_per_word != 0 || w->K % w->group_size != 0) {
+      w->group_size % rows_per_word != 0 ||
+      (w->g_idx.empty() ? w->K % w->group_size != 0 : w->K % rows_per_word != 0)) {
     return make_error(ErrorCode::kInvalidArgument,
                       "{}: layer \"{}\": bits={} group_size={} K={} were not accepted by check() "
                       "({})",
@@ -377,7 +450,8 @@ Result<std::unique_ptr<PreparedLinear>> IntTileKernel::prepare(const Canonical& 
   }
   QL_ASSIGN_OR_RETURN(TiledWeights t,
                       tile_int_weights(*w, zero_offset(isa_, w->bits), name_, weights));
-  return std::unique_ptr<PreparedLinear>(new TiledLinear(name_, isa_, std::move(t)));
+  return std::unique_ptr<PreparedLinear>(
+      std::make_unique<TiledLinear>(problem, name_, isa_, std::move(t)));
 }
 
 namespace {
@@ -391,8 +465,8 @@ void generic_rows(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t
   constexpr uint32_t kMask = (1u << kBits) - 1;
   const uint32_t* q = w.tile_q(tile);
   for (int64_t r = r0; r < r1; ++r) {
-    const float* x = rows.values.data() + r * w.steps * 8;
-    const float* sums = rows.sums.data() + r * w.groups;
+    const float* x = rows.values + r * w.steps * 8;
+    const float* sums = rows.sums + r * w.groups;
     float* yrow = ytile + (r - r0) * kTileN;
     for (int64_t g = 0; g < w.groups; ++g) {
       float acc[kTileN] = {};

@@ -13,7 +13,9 @@
 // s and s*z per group were 12% more bytes than the 4-bit codes of a g128 layer.
 //
 // Act-order: perm = stable argsort(g_idx); weight rows are permuted at prepare and activation
-// columns at run (x' = x[:, perm]), so every group is a contiguous run of group_size rows.
+// columns at run (x' = x[:, perm]), so every group is a contiguous run of group_size rows. A
+// group with fewer rows (a row-parallel TP shard holds part of each group) is padded to
+// group_size with rows whose activation is 0 (perm = -1), so the kernels never see a ragged group.
 #pragma once
 
 #include <algorithm>
@@ -23,8 +25,11 @@
 #include <type_traits>
 #include <vector>
 
+#include <omp.h>
+
 #include "core/status.h"
 #include "core/tensor.h"
+#include "kernels/cpu/output_store.h"
 #include "kernels/kernel.h"
 
 namespace qlinear::int_tiles {
@@ -43,7 +48,8 @@ enum class Isa { kGeneric, kAvx2, kAvx512 };
 
 struct TiledWeights {
   int bits = 4;
-  int64_t K = 0;
+  int64_t K = 0;     // weight rows: the layer's K, or with act-order the padded group rows
+  int64_t k_in = 0;  // activation columns (the problem's K)
   int64_t N = 0;
   int64_t tiles = 0;
   int64_t steps = 0;          // u32 words per column: K*bits/32
@@ -53,7 +59,7 @@ struct TiledWeights {
   Tensor scales;              // f16, bf16 or f32 [tiles, groups, 64]
   Tensor zeros;               // u8 [tiles, groups, 64]; empty: symmetric (2^(bits-1) everywhere)
   float zero_offset = 0.0f;   // what the ISA adds to every code (see tile_int_weights)
-  std::vector<int32_t> perm;  // [K] or empty (no act-order)
+  std::vector<int32_t> perm;  // [K]: the x column of each row, -1 for padding; empty: none
   std::vector<float> bias;    // [N] or empty
 
   const uint32_t* tile_q(int64_t tile) const {
@@ -81,15 +87,15 @@ struct TiledWeights {
 Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
                                       std::string_view kernel, const Canonical& weights);
 
-// Activation rows in the form an ISA consumes, for one call.
+// Activation rows in the form an ISA consumes, for one call (in the caller's workspace).
 struct Rows {
-  int64_t count = 0;            // R rows (M, or 2M when each row is split into bf16 hi + lo)
-  int rows_per_out = 1;         // 1, or 2 for hi/lo pairs (rows 2m, 2m+1 both feed output row m)
-  std::vector<uint32_t> pairs;  // avx512: [R, stride] bf16 pairs, see below
-  int64_t stride = 0;           // u32 pairs per row (panel engine: chunk-major, see rows_avx512)
-  std::vector<float> values;    // avx2 / generic: [R, steps, 8] x per nibble (see rows_f32);
-                                // the avx2 panel engine: x [R, K]
-  std::vector<float> sums;      // [R, groups]: sum of the row's x over each group
+  int64_t count = 0;     // R rows (M, or 2M when each row is split into bf16 hi + lo)
+  int rows_per_out = 1;  // 1, or 2 for hi/lo pairs (rows 2m, 2m+1 both feed output row m)
+  const uint32_t* pairs = nullptr;  // avx512: [R, stride] bf16 pairs, see below
+  int64_t stride = 0;  // u32 pairs per row (panel engine: chunk-major, see build_rows_avx512)
+  const float* values = nullptr;  // avx2 / generic: [R, steps, 8] x per nibble (see rows_f32);
+                                  // the avx2 panel engine: x [R, K]
+  const float* sums = nullptr;    // [R, groups]: sum of the row's x over each group
 };
 
 // Calls fn(r, std::integral_constant<int, n>{}) over rows [r0, r1) in blocks of kMax rows and
@@ -111,17 +117,19 @@ inline void for_row_blocks(int64_t r0, int64_t r1, Fn&& fn) {
   row_block_remainder<kMax - 1>(r1 - r, r, fn);
 }
 
-// x' = x[:, perm] for M rows of K (a copy only when there is a permutation).
-std::vector<float> permute_columns(std::vector<float> x, int64_t M, int64_t K,
-                                   const std::vector<int32_t>& perm);
+// out[:, k] = x[:, perm[k]] (0 where perm[k] < 0) for M rows; x has k_in columns, out perm.size().
+void permute_columns(const float* x, int64_t M, int64_t k_in, const std::vector<int32_t>& perm,
+                     float* out);
 
 // Runs job(tile, r0, r1, ytile) for every tile and chunk of `row_chunk` activation rows on
 // `threads` OpenMP threads (statically, or dynamically for uneven jobs), then writes the chunk's
-// output rows (rows / rows_per_out) of the tile, plus bias, into y [M, N]. ytile holds
-// row_chunk x 64 floats per thread, zeroed before each job.
+// output rows (rows / rows_per_out) of the tile, plus bias, into y [M, N] in y's dtype. ytiles
+// holds row_chunk x 64 floats for each of max_threads() threads (the caller's workspace); each
+// is zeroed before a job.
 template <class Job>
-void for_each_tile_job(const TiledWeights& w, int64_t rows, int rows_per_out, float* y, int threads,
-                       Job&& job, int64_t row_chunk, bool dynamic = false) {
+void for_each_tile_job(const TiledWeights& w, int64_t rows, int rows_per_out, MatrixView y,
+                       int threads, Job&& job, int64_t row_chunk, float* ytiles,
+                       bool dynamic = false) {
   const int64_t chunks = (rows + row_chunk - 1) / row_chunk;
   const int64_t jobs = w.tiles * chunks;
   threads = static_cast<int>(std::min<int64_t>(threads, jobs));
@@ -135,25 +143,22 @@ void for_each_tile_job(const TiledWeights& w, int64_t rows, int rows_per_out, fl
     job(tile, r0, r1, ytile);
     const int64_t n0 = tile * kTileN;
     const int64_t width = std::min(kTileN, w.N - n0);
+    const float* bias = w.bias.empty() ? nullptr : w.bias.data() + n0;
+    const std::size_t elem = y.element_bytes();
     for (int64_t o = o0; o < o1; ++o) {
-      const float* src = ytile + (o - o0) * kTileN;
-      float* dst = y + o * w.N + n0;
-      if (w.bias.empty()) {
-        std::copy(src, src + width, dst);
-      } else {
-        for (int64_t c = 0; c < width; ++c) dst[c] = src[c] + w.bias[n0 + c];
-      }
+      store_output(ytile + (o - o0) * kTileN, bias, width, y.dtype(),
+                   static_cast<std::byte*>(y.row(o)) + n0 * static_cast<int64_t>(elem));
     }
   };
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
-    std::vector<float> ytile(static_cast<size_t>(row_chunk * kTileN));
+    float* ytile = ytiles + static_cast<int64_t>(omp_get_thread_num()) * row_chunk * kTileN;
     if (dynamic) {
 #pragma omp for schedule(dynamic, 1)
-      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile.data());
+      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile);
     } else {
 #pragma omp for schedule(static)
-      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile.data());
+      for (int64_t j = 0; j < jobs; ++j) run_job(j, ytile);
     }
   }
 }
@@ -181,11 +186,22 @@ void tile_job_panel_avx2(const TiledWeights& w, const Rows& rows, int64_t tile, 
 // codes are decoded as themselves (offset 0: the kernel subtracts kAvx512Offset8 * s itself).
 void tile_job_panel_avx512(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0,
                            int64_t r1, float* ytile);
-// Builds the avx512 rows (hi, or hi + lo per row when split) from x [M, K] of `dtype` (f32, bf16
-// or f16; columns taken in w.perm order when act-order), for the inline kernel (panel = false)
-// or the panel engine, on up to `threads` threads.
-Rows rows_avx512(const TiledWeights& w, const void* x, DType dtype, int64_t M, bool split,
-                 bool panel, int threads);
+// The sizes of the avx512 rows of M activation rows: R rows of `stored` u32 pairs each.
+struct Avx512RowsShape {
+  int64_t count = 0;
+  int rows_per_out = 1;
+  int64_t stride = 0;
+  int64_t stored = 0;
+};
+Avx512RowsShape avx512_rows_shape(const TiledWeights& w, int64_t M, bool split, bool panel);
+// Builds the avx512 rows (hi, or hi + lo per row when split) from x [M, K] (f32, bf16 or f16;
+// columns taken in w.perm order when act-order), for the inline kernel (panel = false) or the
+// panel engine, on up to `threads` threads, into pairs [count * stored] and sums
+// [count * groups]. Scratch per thread: hb_slots K u16 and perm_slots K floats (act-order only)
+// for each of max_threads() threads.
+Rows build_rows_avx512(const TiledWeights& w, ConstMatrixView x, bool split, bool panel,
+                       int threads, uint32_t* pairs, float* sums, uint16_t* hb_slots,
+                       float* perm_slots);
 #endif
 
 // The kernel object every native integer kernel file instantiates. `bits` is 4 or 8, or 0 for
@@ -197,9 +213,10 @@ class IntTileKernel final : public LinearKernel {
   Family family() const override { return Family::kNative; }
   Platform platform() const override { return Platform::kCpu; }
   Verdict check(const LinearProblem& problem, const Device& device) const override;
+  std::vector<Engine> engines(const LinearProblem& problem) const override;
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
                                                   const LinearProblem& problem,
-                                                  const Device& device) const override;
+                                                  DeviceContext& device) const override;
 
  private:
   std::string_view name_;

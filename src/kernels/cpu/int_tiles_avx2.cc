@@ -69,8 +69,8 @@ QLINEAR_AVX2 void block_at(const TiledWeights& w, const Rows& rows, int64_t tile
   const float* x[kRows];
   const float* sums[kRows];
   for (int i = 0; i < kRows; ++i) {
-    x[i] = rows.values.data() + (r + i) * w.steps * 8;
-    sums[i] = rows.sums.data() + (r + i) * w.groups;
+    x[i] = rows.values + (r + i) * w.steps * 8;
+    sums[i] = rows.sums + (r + i) * w.groups;
   }
   // Two halves of 32 columns: each is its own stream of 128-byte runs.
   for (int64_t half = 0; half < 2; ++half) {

@@ -91,8 +91,8 @@ QLINEAR_AVX512 void block_at(const TiledWeights& w, const Rows& rows, int64_t ti
   float* y[kRows];
   const int64_t o0 = r0 / rows.rows_per_out;
   for (int i = 0; i < kRows; ++i) {
-    x[i] = rows.pairs.data() + (r + i) * rows.stride;
-    sums[i] = rows.sums.data() + (r + i) * w.groups;
+    x[i] = rows.pairs + (r + i) * rows.stride;
+    sums[i] = rows.sums + (r + i) * w.groups;
     y[i] = ytile + ((r + i) / rows.rows_per_out - o0) * kTileN;
   }
   block<kRows>(w, w.tile_q(tile), TileParams(w, tile), x, sums, y);

@@ -12,12 +12,13 @@ std::atomic<int> g_in_use{0};
 
 }  // namespace
 
-ThreadBudget::ThreadBudget(const Stream& stream, int64_t jobs) {
+int max_threads() { return std::max(1, omp_get_num_procs()); }
+
+ThreadBudget::ThreadBudget(int requested, int64_t jobs) {
   if (omp_in_parallel()) return;  // the caller's team already holds the cores
-  const int cores = omp_get_num_procs();
+  const int cores = max_threads();
   const int wanted = static_cast<int>(std::clamp<int64_t>(
-      std::min<int64_t>(stream.threads > 0 ? stream.threads : omp_get_max_threads(), jobs), 1,
-      1 << 16));
+      std::min<int64_t>(requested > 0 ? requested : omp_get_max_threads(), jobs), 1, 1 << 16));
   int used = g_in_use.load();
   int grant = 1;
   do {

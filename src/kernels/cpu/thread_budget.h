@@ -6,15 +6,17 @@
 
 #include <cstdint>
 
-#include "kernels/kernel.h"
-
 namespace qlinear {
+
+// The most threads a ThreadBudget ever grants (the cores this process may use): kernels size
+// their per-thread workspace slots by it.
+int max_threads();
 
 class ThreadBudget {
  public:
-  // Claims up to min(Stream::threads (0: all cores), jobs) threads from what other calls in
-  // flight leave free.
-  ThreadBudget(const Stream& stream, int64_t jobs);
+  // Claims up to min(requested (0: all cores), jobs) threads from what other calls in flight
+  // leave free; never more than max_threads().
+  ThreadBudget(int requested, int64_t jobs);
   ~ThreadBudget();
   ThreadBudget(const ThreadBudget&) = delete;
   ThreadBudget& operator=(const ThreadBudget&) = delete;

@@ -6,8 +6,8 @@
 // Tested on: not yet (the CUDA backend is not compiled in this build).
 #include <fmt/format.h>
 
+#include "kernels/common/requirements.h"
 #include "kernels/cuda/cuda_kernel.h"
-#include "kernels/requirements.h"
 
 namespace qlinear {
 namespace {
@@ -24,9 +24,9 @@ class BlasCublasLt final : public CudaKernel {
                              fmt::format("needs sm70 or newer, device is sm{}", device.sm));
     }
     if (p.scheme == WeightScheme::kFp8) {
-      if (auto v = require_fp8_mode(p, Fp8Mode::kW8A16)) return *v;
+      QL_REQUIRE(require_fp8_mode(p, Fp8Mode::kW8A16));
     }
-    if (auto v = require_act_dtype(p, {DType::kF16, DType::kBF16, DType::kF32})) return *v;
+    QL_REQUIRE(require_act_dtype(p, {DType::kF16, DType::kBF16, DType::kF32}));
     return Verdict::accept();
   }
 };

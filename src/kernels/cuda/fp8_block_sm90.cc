@@ -5,8 +5,8 @@
 // Tested on: not yet (the CUDA backend is not compiled in this build).
 #include <fmt/format.h>
 
+#include "kernels/common/requirements.h"
 #include "kernels/cuda/cuda_kernel.h"
-#include "kernels/requirements.h"
 
 namespace qlinear {
 namespace {
@@ -22,8 +22,8 @@ class Fp8BlockSm90 final : public CudaKernel {
       return Verdict::reject(Reason::kCapability,
                              fmt::format("needs sm90 or newer (wgmma), device is sm{}", device.sm));
     }
-    if (auto v = require_scheme(p, WeightScheme::kFp8)) return *v;
-    if (auto v = require_fp8_mode(p, Fp8Mode::kW8A8)) return *v;
+    QL_REQUIRE(require_scheme(p, WeightScheme::kFp8));
+    QL_REQUIRE(require_fp8_mode(p, Fp8Mode::kW8A8));
     if (p.fp8_weight != Fp8WeightGranularity::kBlock || p.block_n != 128 || p.block_k != 128) {
       return Verdict::reject(
           Reason::kFp8Granularity,
@@ -37,7 +37,7 @@ class Fp8BlockSm90 final : public CudaKernel {
     if (p.act_quant != ActQuant::kDynamicGroup) {
       return Verdict::reject(Reason::kActivationQuant, "needs dyn-group (1x128) activation scales");
     }
-    if (auto v = require_alignment(p, 128, 64)) return *v;
+    QL_REQUIRE(require_alignment(p, 128, 64));
     return Verdict::accept();
   }
 };

@@ -6,8 +6,8 @@
 // Tested on: not yet (the CUDA backend is not compiled in this build).
 #include <fmt/format.h>
 
+#include "kernels/common/requirements.h"
 #include "kernels/cuda/cuda_kernel.h"
-#include "kernels/requirements.h"
 
 namespace qlinear {
 namespace {
@@ -24,8 +24,8 @@ class Fp8CublasLtSm89 final : public CudaKernel {
           Reason::kCapability,
           fmt::format("needs sm89 or newer (FP8 tensor cores), device is sm{}", device.sm));
     }
-    if (auto v = require_scheme(p, WeightScheme::kFp8)) return *v;
-    if (auto v = require_fp8_mode(p, Fp8Mode::kW8A8)) return *v;
+    QL_REQUIRE(require_scheme(p, WeightScheme::kFp8));
+    QL_REQUIRE(require_fp8_mode(p, Fp8Mode::kW8A8));
     if (p.fp8_weight == Fp8WeightGranularity::kBlock) {
       return Verdict::reject(Reason::kFp8Granularity,
                              fmt::format("needs tensor or channel weight scales, problem has "
@@ -37,7 +37,7 @@ class Fp8CublasLtSm89 final : public CudaKernel {
                              "needs per-token or per-tensor activation scales, problem has "
                              "dyn-group");
     }
-    if (auto v = require_alignment(p, 16, 16)) return *v;
+    QL_REQUIRE(require_alignment(p, 16, 16));
     return Verdict::accept();
   }
 };

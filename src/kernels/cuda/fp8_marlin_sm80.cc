@@ -6,8 +6,8 @@
 // Tested on: not yet (the CUDA backend is not compiled in this build).
 #include <fmt/format.h>
 
+#include "kernels/common/requirements.h"
 #include "kernels/cuda/cuda_kernel.h"
-#include "kernels/requirements.h"
 
 namespace qlinear {
 namespace {
@@ -24,15 +24,15 @@ class Fp8MarlinSm80 final : public CudaKernel {
           Reason::kCapability,
           fmt::format("needs sm80 or newer (cp.async), device is sm{}", device.sm));
     }
-    if (auto v = require_scheme(p, WeightScheme::kFp8)) return *v;
-    if (auto v = require_fp8_mode(p, Fp8Mode::kW8A16)) return *v;
+    QL_REQUIRE(require_scheme(p, WeightScheme::kFp8));
+    QL_REQUIRE(require_fp8_mode(p, Fp8Mode::kW8A16));
     if (p.fp8_weight == Fp8WeightGranularity::kBlock && p.block_k != 128) {
       return Verdict::reject(
           Reason::kFp8Granularity,
           fmt::format("block weights need block_k 128, problem has {}x{}", p.block_n, p.block_k));
     }
-    if (auto v = require_act_dtype(p, {DType::kF16, DType::kBF16})) return *v;
-    if (auto v = require_alignment(p, 128, 64)) return *v;
+    QL_REQUIRE(require_act_dtype(p, {DType::kF16, DType::kBF16}));
+    QL_REQUIRE(require_alignment(p, 128, 64));
     return Verdict::accept();
   }
 };

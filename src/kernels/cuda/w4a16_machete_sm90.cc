@@ -5,8 +5,8 @@
 // Tested on: not yet (the CUDA backend is not compiled in this build).
 #include <fmt/format.h>
 
+#include "kernels/common/requirements.h"
 #include "kernels/cuda/cuda_kernel.h"
-#include "kernels/requirements.h"
 
 namespace qlinear {
 namespace {
@@ -22,7 +22,7 @@ class MacheteSm90 final : public CudaKernel {
       return Verdict::reject(Reason::kCapability,
                              fmt::format("needs exactly sm90 (wgmma), device is sm{}", device.sm));
     }
-    if (auto v = require_scheme(p, WeightScheme::kInt)) return *v;
+    QL_REQUIRE(require_scheme(p, WeightScheme::kInt));
     if (p.bits != 4 && p.bits != 8) {
       return Verdict::reject(Reason::kBits,
                              fmt::format("needs 4 or 8 bits, problem has {}", p.bits));
@@ -37,8 +37,8 @@ class MacheteSm90 final : public CudaKernel {
           Reason::kActOrder,
           fmt::format("act-order needs all of K on one rank, K={} of {}", p.K, p.full_K));
     }
-    if (auto v = require_act_dtype(p, {DType::kF16, DType::kBF16})) return *v;
-    if (auto v = require_alignment(p, 64, 128)) return *v;
+    QL_REQUIRE(require_act_dtype(p, {DType::kF16, DType::kBF16}));
+    QL_REQUIRE(require_alignment(p, 64, 128));
     return Verdict::accept();
   }
 };

@@ -6,8 +6,8 @@
 // Tested on: not yet (the CUDA backend is not compiled in this build).
 #include <fmt/format.h>
 
+#include "kernels/common/requirements.h"
 #include "kernels/cuda/cuda_kernel.h"
-#include "kernels/requirements.h"
 
 namespace qlinear {
 namespace {
@@ -24,7 +24,7 @@ class MarlinSm80 final : public CudaKernel {
           Reason::kCapability,
           fmt::format("needs sm80 or newer (cp.async), device is sm{}", device.sm));
     }
-    if (auto v = require_scheme(p, WeightScheme::kInt)) return *v;
+    QL_REQUIRE(require_scheme(p, WeightScheme::kInt));
     if (p.bits != 4 && p.bits != 8) {
       return Verdict::reject(Reason::kBits,
                              fmt::format("needs 4 or 8 bits, problem has {}", p.bits));
@@ -38,8 +38,8 @@ class MarlinSm80 final : public CudaKernel {
       return Verdict::reject(Reason::kZeroPoints,
                              fmt::format("zero points need 4 bits, problem has {}", p.bits));
     }
-    if (auto v = require_act_dtype(p, {DType::kF16, DType::kBF16})) return *v;
-    if (auto v = require_alignment(p, 128, 64)) return *v;
+    QL_REQUIRE(require_act_dtype(p, {DType::kF16, DType::kBF16}));
+    QL_REQUIRE(require_alignment(p, 128, 64));
     return Verdict::accept();
   }
 };

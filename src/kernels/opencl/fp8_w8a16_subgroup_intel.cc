@@ -7,8 +7,8 @@
 // Tested on: not yet (the OpenCL backend is not compiled in this build).
 #include <fmt/format.h>
 
+#include "kernels/common/requirements.h"
 #include "kernels/opencl/opencl_kernel.h"
-#include "kernels/requirements.h"
 
 namespace qlinear {
 namespace {
@@ -20,17 +20,17 @@ class Fp8W8A16SubgroupIntel final : public OpenClKernel {
 
  protected:
   Verdict requirements(const LinearProblem& p, const Device& device) const override {
-    if (Verdict v = require_intel_gpu(device); !v.ok()) return v;
-    if (auto v = require_scheme(p, WeightScheme::kFp8)) return *v;
-    if (auto v = require_fp8_mode(p, Fp8Mode::kW8A16)) return *v;
+    QL_REQUIRE(require_intel_gpu(device));
+    QL_REQUIRE(require_scheme(p, WeightScheme::kFp8));
+    QL_REQUIRE(require_fp8_mode(p, Fp8Mode::kW8A16));
     if (p.fp8_weight == Fp8WeightGranularity::kBlock && p.block_k % 32 != 0) {
       return Verdict::reject(Reason::kFp8Granularity,
                              fmt::format("block weights need block_k a multiple of 32, problem "
                                          "has {}x{}",
                                          p.block_n, p.block_k));
     }
-    if (auto v = require_act_dtype(p, {DType::kF16, DType::kBF16})) return *v;
-    if (auto v = require_alignment(p, 32, 16)) return *v;
+    QL_REQUIRE(require_act_dtype(p, {DType::kF16, DType::kBF16}));
+    QL_REQUIRE(require_alignment(p, 32, 16));
     return Verdict::accept();
   }
 };

@@ -6,8 +6,8 @@
 // Tested on: not yet (the OpenCL backend is not compiled in this build).
 #include <fmt/format.h>
 
+#include "kernels/common/requirements.h"
 #include "kernels/opencl/opencl_kernel.h"
-#include "kernels/requirements.h"
 
 namespace qlinear {
 namespace {
@@ -19,9 +19,9 @@ class Fp8W8A8DpasIntel final : public OpenClKernel {
 
  protected:
   Verdict requirements(const LinearProblem& p, const Device& device) const override {
-    if (Verdict v = require_intel_gpu(device); !v.ok()) return v;
-    if (auto v = require_scheme(p, WeightScheme::kFp8)) return *v;
-    if (auto v = require_fp8_mode(p, Fp8Mode::kW8A8)) return *v;
+    QL_REQUIRE(require_intel_gpu(device));
+    QL_REQUIRE(require_scheme(p, WeightScheme::kFp8));
+    QL_REQUIRE(require_fp8_mode(p, Fp8Mode::kW8A8));
     if (p.fp8_weight == Fp8WeightGranularity::kBlock) {
       return Verdict::reject(Reason::kFp8Granularity,
                              fmt::format("needs tensor or channel weight scales, problem has "
@@ -33,7 +33,7 @@ class Fp8W8A8DpasIntel final : public OpenClKernel {
                              "needs per-token or per-tensor activation scales, problem has "
                              "dyn-group");
     }
-    if (auto v = require_alignment(p, 32, 16)) return *v;
+    QL_REQUIRE(require_alignment(p, 32, 16));
     return Verdict::accept();
   }
 };

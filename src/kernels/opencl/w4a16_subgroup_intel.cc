@@ -8,8 +8,8 @@
 // Tested on: not yet (the OpenCL backend is not compiled in this build).
 #include <fmt/format.h>
 
+#include "kernels/common/requirements.h"
 #include "kernels/opencl/opencl_kernel.h"
-#include "kernels/requirements.h"
 
 namespace qlinear {
 namespace {
@@ -21,8 +21,8 @@ class W4A16SubgroupIntel final : public OpenClKernel {
 
  protected:
   Verdict requirements(const LinearProblem& p, const Device& device) const override {
-    if (Verdict v = require_intel_gpu(device); !v.ok()) return v;
-    if (auto v = require_scheme(p, WeightScheme::kInt)) return *v;
+    QL_REQUIRE(require_intel_gpu(device));
+    QL_REQUIRE(require_scheme(p, WeightScheme::kInt));
     if (p.bits != 4) {
       return Verdict::reject(Reason::kBits, fmt::format("needs 4 bits, problem has {}", p.bits));
     }
@@ -37,8 +37,8 @@ class W4A16SubgroupIntel final : public OpenClKernel {
           Reason::kActOrder,
           fmt::format("act-order needs all of K on one rank, K={} of {}", p.K, p.full_K));
     }
-    if (auto v = require_act_dtype(p, {DType::kF16, DType::kBF16})) return *v;
-    if (auto v = require_alignment(p, 32, 16)) return *v;
+    QL_REQUIRE(require_act_dtype(p, {DType::kF16, DType::kBF16}));
+    QL_REQUIRE(require_alignment(p, 32, 16));
     return Verdict::accept();
   }
 };

@@ -70,7 +70,8 @@ TEST(LoadCanonical, FusedGptqConcatenatesShardsAlongN) {
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().to_string();
   LinearLayer layer{"model.layers.0.self_attn.qkv_proj",
                     shards,
-                    {gptq_spec(shards[0]), gptq_spec(shards[1]), gptq_spec(shards[2])}};
+                    {gptq_spec(shards[0]), gptq_spec(shards[1]), gptq_spec(shards[2])},
+                    {}};
   auto c = load_canonical(*ckpt, layer);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_EQ(c->name, layer.name);
@@ -92,7 +93,7 @@ TEST(LoadCanonical, FusedGptqConcatenatesShardsAlongN) {
 
   // A missing shard tensor names the tensor.
   LinearLayer missing{
-      "x", {"model.layers.9.mlp.up_proj"}, {gptq_spec("model.layers.9.mlp.up_proj")}};
+      "x", {"model.layers.9.mlp.up_proj"}, {gptq_spec("model.layers.9.mlp.up_proj")}, {}};
   auto err = load_canonical(*ckpt, missing);
   ASSERT_FALSE(err.ok());
   EXPECT_EQ(err.status().code(), ErrorCode::kNotFound);
@@ -110,7 +111,7 @@ TEST(LoadCanonical, ShapeErrorsNameTheFileAndTensor) {
   QuantSpec spec = gptq_spec("m.up_proj");
   spec.int_spec->sym = true;
   spec.int_spec->group_size = -1;
-  auto c = load_canonical(*ckpt, LinearLayer{"m.up_proj", {"m.up_proj"}, {spec}});
+  auto c = load_canonical(*ckpt, LinearLayer{"m.up_proj", {"m.up_proj"}, {spec}, {}});
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.status().message(),
               HasSubstr("model.safetensors: \"m.up_proj.qweight\" has shape [4, 16]"));
@@ -142,7 +143,7 @@ TEST(LoadCanonical, Fp8PerTensorShardsAndStaticInput) {
   f.weight = Fp8WeightGranularity::kTensor;
   f.activation = ActQuant::kStaticTensor;
   spec.fp8_spec = f;
-  auto c = load_canonical(*ckpt, LinearLayer{"m.gate_up_proj", shards, {spec, spec}});
+  auto c = load_canonical(*ckpt, LinearLayer{"m.gate_up_proj", shards, {spec, spec}, {}});
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   const auto& w = std::get<Fp8Weights>(c->weights);
   EXPECT_EQ(w.input_scale, 0.25f);
@@ -168,7 +169,7 @@ TEST(LoadCanonical, DenseWithBias) {
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().to_string();
   QuantSpec spec;
   spec.layer = "lm_head";
-  auto c = load_canonical(*ckpt, LinearLayer{"lm_head", {"lm_head"}, {spec}});
+  auto c = load_canonical(*ckpt, LinearLayer{"lm_head", {"lm_head"}, {spec}, {}});
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_EQ(c->describe(), "dense bf16");
   EXPECT_EQ(c->dequant(2, 1), 5.0f);

@@ -9,7 +9,7 @@
 #include <limits>
 #include <random>
 
-#include "core/dtype.h"
+#include "qlinear/dtype.h"
 
 #if defined(QLINEAR_HAVE_CUDA_FP8_HEADER)
 #include <cuda_fp8.h>

@@ -56,21 +56,5 @@ TEST(Status, ResultHoldsMoveOnlyValues) {
   EXPECT_EQ(*p, 5);
 }
 
-TEST(Tensor, ShapesStridesAndAlignment) {
-  Tensor t(DType::kF32, {3, 5});
-  EXPECT_EQ(t.numel(), 15);
-  EXPECT_EQ(t.nbytes(), 60u);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u);
-  EXPECT_EQ(t.data_as<float>()[14], 0.0f);  // zero-initialised
-  TensorView v = t.view();
-  EXPECT_TRUE(v.is_contiguous());
-  EXPECT_EQ(v.stride(0), 5);
-  EXPECT_EQ(v.stride(1), 1);
-  TensorView transposed{t.data(), DType::kF32, {5, 3}, {1, 5}};
-  EXPECT_FALSE(transposed.is_contiguous());
-  EXPECT_EQ(shape_to_string({4096, 512}), "[4096, 512]");
-  EXPECT_EQ(shape_numel({}), 1);
-}
-
 }  // namespace
 }  // namespace qlinear

@@ -1,6 +1,6 @@
 // The FP8 activation quantizer against hand-computed codes (formats.md §4.3). e4m3fn codes are
 // written out by hand: sign | exponent (bias 7) | 3 mantissa bits.
-#include "kernels/reference/activation_quant.h"
+#include "kernels/common/activation_quant.h"
 
 #include <gtest/gtest.h>
 

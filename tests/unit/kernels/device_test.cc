@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "kernels/device.h"
+#include "qlinear/device.h"
 
 namespace qlinear {
 namespace {

@@ -14,14 +14,15 @@
 #include <vector>
 
 #include "convert/canonical.h"
-#include "core/dtype.h"
 #include "core/tensor.h"
+#include "kernels/common/activation_quant.h"
 #include "kernels/cpu/fp8_act_quant_avx512.h"
 #include "kernels/cpu/fp8_cpu_common.h"
 #include "kernels/cpu/fp8_dpbf16.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kernel.h"
-#include "kernels/reference/activation_quant.h"
+#include "qlinear/dtype.h"
+#include "support/kernel_run.h"
 
 namespace qlinear {
 
@@ -94,7 +95,7 @@ LinearProblem problem_of(const Case& c, Fp8Mode mode) {
 
 // x [M, K] in the case's dtype, and the same values as float.
 Tensor random_activations(const Case& c, std::mt19937& rng, std::vector<float>* as_float) {
-  Tensor x(c.act_dtype, {c.M, c.K});
+  Tensor x = test::host_tensor(c.act_dtype, {c.M, c.K});
   std::normal_distribution<float> value(0.0f, 1.0f);
   as_float->resize(static_cast<std::size_t>(c.M * c.K));
   for (int64_t i = 0; i < c.M * c.K; ++i) {
@@ -164,13 +165,10 @@ void run_case(const LinearKernel& kernel, Fp8Mode mode, const Case& c, double re
   const Device device = this_cpu();
   const Verdict verdict = kernel.check(problem, device);
   ASSERT_TRUE(verdict.ok()) << verdict.to_string();
-  auto prepared = kernel.prepare(weights, problem, device);
+  auto prepared = test::prepare_on_cpu(kernel, weights, problem);
   ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
-  Tensor y(DType::kF32, {c.M, c.N});
-  Stream stream;
-  stream.threads = threads;
-  const Status status = (*prepared)->run(x.view(), y.view(), stream);
-  ASSERT_TRUE(status.ok()) << status.to_string();
+  Result<Tensor> y = test::run_on_cpu(**prepared, x, threads);
+  ASSERT_TRUE(y.ok()) << y.status().to_string();
 
   std::vector<float> xa = xf;
   if (mode == Fp8Mode::kW8A8) {
@@ -183,7 +181,7 @@ void run_case(const LinearKernel& kernel, Fp8Mode mode, const Case& c, double re
   std::vector<double> magnitude;
   expected(weights, xa, c.M, &want, &magnitude);
   for (int64_t i = 0; i < c.M * c.N; ++i) {
-    ASSERT_NEAR(y.data_as<float>()[i], want[i], rel_tol * magnitude[i] + 1e-6)
+    ASSERT_NEAR(y->data_as<float>()[i], want[i], rel_tol * magnitude[i] + 1e-6)
         << "at m=" << i / c.N << " n=" << i % c.N;
   }
 }
@@ -279,7 +277,9 @@ TEST(Fp8CpuKernels, BothAvx512DecodersAgreeBitForBit) {
       }
       a.hi = hi.data();
       std::vector<float> y(static_cast<std::size_t>(M * c.N));
-      fp8_cpu::run_dpbf16(*panels, a, y.data(), 2);
+      std::vector<float> yt(static_cast<std::size_t>(2 * fp8_cpu::dpbf16_slot_floats(M)));
+      fp8_cpu::run_dpbf16(*panels, a, MatrixView::dense(y.data(), DType::kF32, M, c.N), 2,
+                          yt.data());
       outputs.push_back(y);
     }
     ASSERT_EQ(outputs[0], outputs[1]);
@@ -319,7 +319,7 @@ TEST(Fp8CpuKernels, VectorActivationQuantizerMatchesTheReferenceBitForBit) {
       const int64_t chunk_k = 32;
       const int64_t Kp = (K + 63) / 64 * 64;
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + std::string(act_quant_name(kind)));
-      Tensor x(dtype, {M, K});
+      Tensor x = test::host_tensor(dtype, {M, K});
       std::vector<float> xf(static_cast<std::size_t>(M * K));
       for (int64_t m = 0; m < M; ++m) {
         for (int64_t k = 0; k < K; ++k) {
@@ -349,7 +349,7 @@ TEST(Fp8CpuKernels, VectorActivationQuantizerMatchesTheReferenceBitForBit) {
       std::vector<uint16_t> values(static_cast<std::size_t>(M * Kp), 0xFFFF);
       std::vector<float> scales(static_cast<std::size_t>(M * chunks));
       ASSERT_TRUE(
-          fp8_cpu::quantize_activations_avx512(x.view(), request, values.data(), scales.data(), 2)
+          fp8_cpu::quantize_activations_avx512(x.matrix(), request, values.data(), scales.data(), 2)
               .ok());
       for (int64_t m = 0; m < M; ++m) {
         for (int64_t k = 0; k < Kp; ++k) {
@@ -429,9 +429,13 @@ TEST(Fp8CpuKernels, CheckNamesTheUnmetRequirement) {
   LinearProblem int_act = w8a16;
   int_act.act_dtype = DType::kI32;
   EXPECT_EQ(kernel_cpu_fp8_w8a16_avx2().check(int_act, avx512).reason, Reason::kDtype);
+  // Outputs may be f32, bf16 or f16 (written by the epilogue), nothing else.
   LinearProblem bf16_out = w8a8;
   bf16_out.out_dtype = DType::kBF16;
-  EXPECT_EQ(kernel_cpu_fp8_w8a8_avx512().check(bf16_out, avx512).reason, Reason::kDtype);
+  EXPECT_TRUE(kernel_cpu_fp8_w8a8_avx512().check(bf16_out, avx512).ok());
+  LinearProblem int_out = w8a8;
+  int_out.out_dtype = DType::kI32;
+  EXPECT_EQ(kernel_cpu_fp8_w8a8_avx512().check(int_out, avx512).reason, Reason::kDtype);
 }
 
 TEST(Fp8CpuKernels, StaticW8a8WithoutInputScaleIsAnError) {
@@ -441,7 +445,7 @@ TEST(Fp8CpuKernels, StaticW8a8WithoutInputScaleIsAnError) {
   Canonical weights = random_weights(c, rng);
   std::get<Fp8Weights>(weights.weights).input_scale = 0.0f;
   auto prepared =
-      kernel_cpu_fp8_w8a8_avx512().prepare(weights, problem_of(c, Fp8Mode::kW8A8), this_cpu());
+      test::prepare_on_cpu(kernel_cpu_fp8_w8a8_avx512(), weights, problem_of(c, Fp8Mode::kW8A8));
   ASSERT_FALSE(prepared.ok());
   EXPECT_NE(prepared.status().message().find("input_scale"), std::string::npos);
 }
@@ -452,13 +456,12 @@ TEST(Fp8CpuKernels, RunRejectsMismatchedViews) {
   std::mt19937 rng(2);
   const Canonical weights = random_weights(c, rng);
   auto prepared =
-      kernel_cpu_fp8_w8a16_avx2().prepare(weights, problem_of(c, Fp8Mode::kW8A16), this_cpu());
+      test::prepare_on_cpu(kernel_cpu_fp8_w8a16_avx2(), weights, problem_of(c, Fp8Mode::kW8A16));
   ASSERT_TRUE(prepared.ok());
-  Tensor x(DType::kF32, {2, 63});
-  Tensor y(DType::kF32, {2, 16});
-  Stream stream;
-  const Status status = (*prepared)->run(x.view(), y.view(), stream);
-  ASSERT_FALSE(status.ok());
+  const Tensor x = test::host_tensor(DType::kF32, {2, 63});
+  const Result<Tensor> y = test::run_on_cpu(**prepared, x);
+  ASSERT_FALSE(y.ok());
+  const Status& status = y.status();
   EXPECT_NE(status.message().find("K=64"), std::string::npos) << status.message();
 }
 

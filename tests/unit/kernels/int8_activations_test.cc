@@ -17,13 +17,14 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.h"
 #include "core/tensor.h"
+#include "kernels/common/activation_quant.h"
 #include "kernels/cpu/int_a8_tiles.h"
-#include "kernels/reference/activation_quant.h"
 #include "kernels/registry.h"
 #include "kernels/select.h"
+#include "qlinear/dtype.h"
 #include "support/gptq_pack.h"
+#include "support/kernel_run.h"
 
 namespace qlinear {
 namespace {
@@ -192,7 +193,7 @@ Canonical int_layer(int bits, int64_t K, int64_t N, int group, bool zeros, bool 
 Tensor activations(DType dtype, int64_t M, int64_t K, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  Tensor x(dtype, {M, K});
+  Tensor x = test::host_tensor(dtype, {M, K});
   for (int64_t i = 0; i < M * K; ++i) {
     const float v = dist(rng);
     if (dtype == DType::kF32) {
@@ -219,14 +220,13 @@ std::vector<float> run(const LinearKernel& kernel, const Canonical& weights, boo
   problem.act_dtype = x.dtype();
   const Verdict verdict = kernel.check(problem, host());
   EXPECT_TRUE(verdict.ok()) << kernel.name() << ": " << verdict.to_string();
-  auto prepared = kernel.prepare(weights, problem, host());
+  auto prepared = test::prepare_on_cpu(kernel, weights, problem);
   EXPECT_TRUE(prepared.ok()) << prepared.status().to_string();
   if (!prepared.ok()) return {};
-  Tensor y(DType::kF32, {x.shape()[0], weights.N()});
-  Stream stream;
-  const Status status = (*prepared)->run(x.view(), y.view(), stream);
-  EXPECT_TRUE(status.ok()) << status.to_string();
-  return std::vector<float>(y.data_as<float>(), y.data_as<float>() + y.numel());
+  Result<Tensor> y = test::run_on_cpu(**prepared, x);
+  EXPECT_TRUE(y.ok()) << y.status().to_string();
+  if (!y.ok()) return {};
+  return test::as_floats(*y);
 }
 
 TEST(Int8ActivationKernels, ReferenceStaysWithinTheQuantizationBoundOfFloatActivations) {

@@ -12,14 +12,15 @@
 #include <utility>
 #include <vector>
 
-#include "core/dtype.h"
 #include "core/tensor.h"
 #include "kernels/cpu/int_tiles.h"
 #include "kernels/cpu_features.h"
-#include "kernels/device.h"
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
+#include "qlinear/device.h"
+#include "qlinear/dtype.h"
 #include "support/gptq_pack.h"
+#include "support/kernel_run.h"
 
 namespace qlinear {
 namespace {
@@ -107,7 +108,7 @@ struct Activations {
 Activations make_x(int64_t M, int64_t K, DType dtype, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  Activations a{Tensor(dtype, {M, K}), std::vector<float>(static_cast<size_t>(M * K))};
+  Activations a{test::host_tensor(dtype, {M, K}), std::vector<float>(static_cast<size_t>(M * K))};
   for (int64_t i = 0; i < M * K; ++i) {
     const float v = dist(rng);
     if (dtype == DType::kF32) {
@@ -181,9 +182,10 @@ double tolerance(const std::string& kernel, DType dtype, int64_t M) {
   return 2e-5;
 }
 
-// Runs `kernel` on every case and compares; skips kernels this CPU cannot run.
-void expect_matches(const std::string& name, const Case& c, int64_t M, DType dtype,
-                    int threads = 0) {
+// Runs `kernel` on `layer` and compares; skips kernels this CPU cannot run.
+void expect_layer_matches(const std::string& name, const Layer& layer, int64_t M, DType dtype,
+                          int threads = 0) {
+  const Case& c = layer.c;
   SCOPED_TRACE(::testing::Message()
                << name << " bits=" << c.bits << " K=" << c.K << " N=" << c.N << " g=" << c.group
                << " zp=" << c.zeros << " act_order=" << c.act_order << " M=" << M
@@ -191,19 +193,17 @@ void expect_matches(const std::string& name, const Case& c, int64_t M, DType dty
   const LinearKernel* kernel = find_kernel(name);
   ASSERT_NE(kernel, nullptr);
   const Device device = host();
-  const Layer layer = make_layer(c, static_cast<uint32_t>(c.K * 31 + c.N * 7 + c.group));
   LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
   problem.act_dtype = dtype;
   const Verdict verdict = kernel->check(problem, device);
   if (verdict.reason == Reason::kMissingIsa) GTEST_SKIP() << verdict.to_string();
   ASSERT_TRUE(verdict.ok()) << verdict.to_string();
-  auto prepared = kernel->prepare(layer.canonical, problem, device);
+  auto prepared = test::prepare_on_cpu(*kernel, layer.canonical, problem);
   ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
   const Activations x = make_x(M, c.K, dtype, static_cast<uint32_t>(M * 131 + c.K));
-  Tensor y(DType::kF32, {M, c.N});
-  Stream stream{threads};
-  const Status status = (*prepared)->run(x.tensor.view(), y.view(), stream);
-  ASSERT_TRUE(status.ok()) << status.to_string();
+  Result<Tensor> run = test::run_on_cpu(**prepared, x.tensor, threads);
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  const Tensor& y = *run;
   const Expected e = scalar_reference(layer, x.values, M);
   const double rel = tolerance(name, dtype, M);
   // f32 accumulation of codes offset by up to 2176 (avx512 8-bit), relative to the sum.
@@ -216,6 +216,44 @@ void expect_matches(const std::string& name, const Case& c, int64_t M, DType dty
       ++failures;
       ADD_FAILURE() << "y[" << i / c.N << ", " << i % c.N << "] = " << got << ", expected "
                     << e.y[i] << " (allowed error " << allowed << ")";
+    }
+  }
+}
+
+void expect_matches(const std::string& name, const Case& c, int64_t M, DType dtype,
+                    int threads = 0) {
+  expect_layer_matches(name, make_layer(c, static_cast<uint32_t>(c.K * 31 + c.N * 7 + c.group)), M,
+                       dtype, threads);
+}
+
+// Rows [k0, k0 + rows) of an act-order layer, as a row-parallel TP rank holds them: the global
+// g_idx of those rows and the full scale / zero tables, so groups are ragged (some rows of each
+// group live on other ranks) and K need not be a multiple of the group size.
+Layer act_order_rows(const Layer& full, int64_t k0, int64_t rows) {
+  Layer l = full;
+  l.c.K = rows;
+  const int64_t N = full.c.N;
+  l.codes.assign(full.codes.begin() + k0 * N, full.codes.begin() + (k0 + rows) * N);
+  l.group_of.assign(full.group_of.begin() + k0, full.group_of.begin() + k0 + rows);
+  auto& w = std::get<IntWeights>(l.canonical.weights);
+  w.K = rows;
+  w.qweight = test::pack_gptq(l.codes, rows, N, full.c.bits);
+  w.g_idx = l.group_of;
+  return l;
+}
+
+TEST(IntNativeTest, RaggedActOrderGroupsOfATensorParallelShard) {
+  for (const std::string& name : native_kernels()) {
+    for (int bits : {4, 8}) {
+      if (kernel_bits(name) != 0 && kernel_bits(name) != bits) continue;
+      for (bool zeros : {false, true}) {
+        const Layer full = make_layer(Case{bits, 256, 72, 64, zeros, true}, 11);
+        for (const auto& [k0, rows] : {std::pair<int64_t, int64_t>{0, 128}, {128, 128}, {32, 96}}) {
+          const Layer shard = act_order_rows(full, k0, rows);
+          for (int64_t M : {1, 5, 40}) expect_layer_matches(name, shard, M, DType::kF32);
+          expect_layer_matches(name, shard, 3, DType::kBF16);
+        }
+      }
     }
   }
 }
@@ -383,18 +421,25 @@ TEST(IntNativeTest, ThreadCountsAgreeAndNestedCallsRun) {
   const LinearKernel* kernel = find_kernel("cpu.int.generic");
   ASSERT_NE(kernel, nullptr);
   const Layer layer = make_layer(Case{4, 64, 64, 32, false}, 7);
-  const LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
-  auto prepared = kernel->prepare(layer.canonical, problem, host());
+  LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
+  problem.act_dtype = DType::kF32;
+  auto prepared = test::prepare_on_cpu(*kernel, layer.canonical, problem);
   ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
   const Activations x = make_x(1, 64, DType::kF32, 3);
   const Expected e = scalar_reference(layer, x.values, 1);
   std::vector<Tensor> outputs;
-  for (int i = 0; i < 2; ++i) outputs.emplace_back(DType::kF32, Shape{1, 64});
+  std::vector<Tensor> workspaces;  // one per caller: the thread-safety rule of qlinear/linear.h
+  for (int i = 0; i < 2; ++i) {
+    outputs.push_back(test::host_tensor(DType::kF32, Shape{1, 64}));
+    workspaces.push_back(
+        test::host_tensor(DType::kU8, {static_cast<int64_t>((*prepared)->workspace_bytes(1))}));
+  }
   int failed = 0;
 #pragma omp parallel for num_threads(2) reduction(+ : failed)
   for (int i = 0; i < 2; ++i) {
-    Stream stream;
-    if (!(*prepared)->run(x.tensor.view(), outputs[i].view(), stream).ok()) ++failed;
+    ExecContext ctx;
+    ctx.workspace = {workspaces[i].data(), workspaces[i].nbytes(), Location::host()};
+    if (!(*prepared)->run(x.tensor.matrix(), outputs[i].matrix(), ctx).ok()) ++failed;
   }
   EXPECT_EQ(failed, 0);
   for (const Tensor& y : outputs) {
@@ -412,7 +457,7 @@ TEST(IntNativeTest, UnevenActOrderGroupsAreAnErrorAtPrepare) {
   ASSERT_NE(it, w.g_idx.end());
   *it = 0;
   const LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
-  auto prepared = kernel->prepare(layer.canonical, problem, host());
+  auto prepared = test::prepare_on_cpu(*kernel, layer.canonical, problem);
   ASSERT_FALSE(prepared.ok());
   EXPECT_NE(prepared.status().message().find("group_size=32"), std::string::npos)
       << prepared.status().message();

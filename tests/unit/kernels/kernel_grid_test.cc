@@ -5,8 +5,12 @@
 // run on this machine's CPU and match within the scheme's tolerance (relative Frobenius error).
 // The reference kernels themselves are compared with a straightforward oracle written here.
 //
-// Size: every weight case runs with two batch sizes M (rotating through kMs) and one activation
-// dtype (rotating), which keeps the whole grid well under a minute under ASan on 2 cores.
+// M sweep: every weight case runs with two batch sizes M rotating through kMs, plus M just below
+// and at every engine switch point of every kernel that accepts the case (LinearKernel::engines,
+// e.g. the inline -> panel switch of the CPU int kernels), so each kernel meets each of its
+// algorithms and the rows right around each switch. Activation and output dtypes rotate, so over
+// consecutive cases every M meets every activation dtype and f32, bf16 and f16 outputs. A failing
+// case prints its problem string: `qlinear bench --problem <it>` reproduces it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,18 +27,21 @@
 
 #include <fmt/format.h>
 
-#include "core/dtype.h"
 #include "core/tensor.h"
+#include "kernels/common/activation_quant.h"
 #include "kernels/kernel.h"
-#include "kernels/reference/activation_quant.h"
 #include "kernels/registry.h"
+#include "qlinear/dtype.h"
 #include "support/gptq_pack.h"
+#include "support/kernel_run.h"
 
 namespace qlinear {
 namespace {
 
 constexpr int64_t kMs[] = {1, 2, 7, 16, 33, 128};
+constexpr int64_t kMaxGridM = 300;
 constexpr DType kActDtypes[] = {DType::kF32, DType::kBF16, DType::kF16};
+constexpr DType kOutDtypes[] = {DType::kF32, DType::kF32, DType::kBF16, DType::kF16};
 
 struct WeightCase {
   std::string label;
@@ -48,6 +55,7 @@ struct RunCase {
   std::size_t weight = 0;
   int64_t M = 0;
   DType act = DType::kF32;
+  DType out = DType::kF32;
   std::string label;
 };
 
@@ -261,6 +269,14 @@ std::vector<WeightCase> build_weight_cases() {
   return cases;
 }
 
+const Device& cpu() {
+  static const Device device = [] {
+    Result<Device> detected = detect_device("cpu");
+    return detected.ok() ? *detected : Device{};  // a failure is reported by the test itself
+  }();
+  return device;
+}
+
 struct Grid {
   std::vector<WeightCase> weights = build_weight_cases();
   std::vector<RunCase> runs;
@@ -273,22 +289,55 @@ struct Grid {
       // M pairs repeat every 6 cases and dtypes shift by one every 6, so over 18 consecutive
       // cases every M meets every activation dtype.
       const DType act = kActDtypes[(i + i / 6) % 3];
-      for (int64_t M : {kMs[i % 6], kMs[(i + 3) % 6]}) {
-        runs.push_back(
-            {i, M, act, fmt::format("{} M={} x={}", weights[i].label, M, dtype_name(act))});
+      std::vector<int64_t> ms = {kMs[i % 6], kMs[(i + 3) % 6]};
+      for (int64_t m : switch_points(i, act)) {
+        ms.push_back(m - 1);
+        ms.push_back(m);
+      }
+      std::sort(ms.begin(), ms.end());
+      ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
+      for (std::size_t j = 0; j < ms.size(); ++j) {
+        const int64_t M = ms[j];
+        const DType out = kOutDtypes[(i + j) % 4];
+        runs.push_back({i, M, act, out,
+                        fmt::format("{} M={} x={} y={}", weights[i].label, M, dtype_name(act),
+                                    dtype_name(out))});
       }
     }
     reference.resize(runs.size());
     oracle.resize(runs.size());
   }
 
-  LinearProblem problem(const RunCase& run) const {
-    LinearProblem p = LinearProblem::from_canonical(weights[run.weight].weights);
-    p.fp8_mode = weights[run.weight].mode;
-    p.int8_activations = weights[run.weight].int8_activations;
-    p.act_dtype = run.act;
-    p.out_dtype = DType::kF32;
+  LinearProblem problem(std::size_t weight, DType act, DType out) const {
+    LinearProblem p = LinearProblem::from_canonical(weights[weight].weights);
+    p.fp8_mode = weights[weight].mode;
+    p.int8_activations = weights[weight].int8_activations;
+    p.act_dtype = act;
+    p.out_dtype = out;
     return p;
+  }
+  LinearProblem problem(const RunCase& run) const {
+    LinearProblem p = problem(run.weight, run.act, run.out);
+    p.m_min = p.m_max = run.M;
+    return p;
+  }
+
+  // The first M of every engine after the first, of every registered kernel that accepts weight
+  // case i on this CPU, within 2..kMaxGridM.
+  std::vector<int64_t> switch_points(std::size_t i, DType act) const {
+    LinearProblem p = problem(i, act, DType::kF32);
+    p.m_min = 1;
+    p.m_max = kMaxGridM;
+    std::vector<int64_t> points;
+    for (const LinearKernel* kernel : all_kernels()) {
+      if (!kernel->check(p, cpu()).ok()) continue;
+      const std::vector<Engine> engines = kernel->engines(p);
+      for (std::size_t e = 1; e < engines.size(); ++e) points.push_back(engines[e].m_min);
+      for (int64_t m : kernel->m_breakpoints()) {
+        if (m >= 2 && m <= kMaxGridM) points.push_back(m);
+      }
+    }
+    return points;
   }
 
   // x [M, K] uniform in [-2, 2], rounded to the activation dtype; row 2 is zero when M > 3 (the
@@ -301,7 +350,7 @@ struct Grid {
     std::mt19937 rng(static_cast<uint32_t>(1000 + r));
     std::vector<float> values = random_floats(rng, static_cast<std::size_t>(run.M * K), -2, 2);
     if (run.M > 3) std::fill(values.begin() + 2 * K, values.begin() + 3 * K, 0.0f);
-    Tensor x(run.act, {run.M, K});
+    Tensor x = test::host_tensor(run.act, {run.M, K});
     for (std::size_t i = 0; i < values.size(); ++i) {
       if (run.act == DType::kF32) {
         x.data_as<float>()[i] = values[i];
@@ -380,35 +429,26 @@ Grid& grid() {
   return g;
 }
 
-const Device& cpu() {
-  static const Device device = [] {
-    Result<Device> detected = detect_device("cpu");
-    return detected.ok() ? *detected : Device{};  // a failure is reported by the test itself
-  }();
-  return device;
-}
-
 // Runs `kernel` on run r; nullopt (with a test failure) if it fails.
 std::optional<std::vector<float>> run_kernel(const LinearKernel& kernel, Grid& g, std::size_t r) {
   const RunCase& run = g.runs[r];
   const Canonical& weights = g.weights[run.weight].weights;
   const LinearProblem problem = g.problem(run);
-  auto prepared = kernel.prepare(weights, problem, cpu());
+  auto prepared = test::prepare_on_cpu(kernel, weights, problem);
   if (!prepared.ok()) {
     ADD_FAILURE() << kernel.name()
-                  << " accepted but failed to prepare: " << prepared.status().to_string();
+                  << " accepted but failed to prepare: " << prepared.status().to_string()
+                  << "\n  reproducer: " << problem.to_string();
     return std::nullopt;
   }
-  Tensor y(DType::kF32, {run.M, weights.N()});
-  std::fill(y.data_as<float>(), y.data_as<float>() + y.numel(), NAN);  // catch unwritten outputs
-  Stream stream;
-  const Status status = (*prepared)->run(g.input(r).view(), y.view(), stream);
-  if (!status.ok()) {
-    ADD_FAILURE() << kernel.name() << " failed to run: " << status.to_string();
+  // The output starts as NaN (run_on_cpu): an unwritten element fails the comparison.
+  Result<Tensor> y = test::run_on_cpu(**prepared, g.input(r));
+  if (!y.ok()) {
+    ADD_FAILURE() << kernel.name() << " failed to run: " << y.status().to_string()
+                  << "\n  reproducer: " << problem.to_string();
     return std::nullopt;
   }
-  const float* p = y.data_as<float>();
-  return std::vector<float>(p, p + y.numel());
+  return test::as_floats(*y);
 }
 
 // The reference kernel's output for run r (the first reference kernel that accepts it).
@@ -440,10 +480,11 @@ double relative_frobenius(const std::vector<float>& y, const std::vector<float>&
   return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
 }
 
-// int / dense with f32 activations and weights, and FP8 against the reference of the same mode:
-// 1e-5; any 16-bit activation or dense weight dtype: 1e-2.
+// int / dense with f32 activations, weights and outputs, and FP8 against the reference of the
+// same mode: 1e-5; any 16-bit activation, dense weight or output dtype: 1e-2 (a bf16 output alone
+// rounds each element by up to 2^-9 relative).
 double tolerance(const LinearProblem& p) {
-  const bool wide = p.act_dtype == DType::kF32 &&
+  const bool wide = p.act_dtype == DType::kF32 && p.out_dtype == DType::kF32 &&
                     (p.scheme != WeightScheme::kDense || p.weight_dtype == DType::kF32);
   return wide ? 1e-5 : 1e-2;
 }
@@ -479,7 +520,17 @@ TEST_P(KernelGrid, MatchesReference) {
     const double error = relative_frobenius(*y, *expected);
     EXPECT_LE(error, tolerance(problem))
         << "relative Frobenius error vs " << (is_reference ? "the test oracle" : "the reference")
-        << " for " << problem.to_string();
+        << "; reproducer: " << problem.to_string();
+  }
+  // A CPU kernel this machine can run that accepts nothing means the grid lacks its scheme or its
+  // check() is wrong; kernels of other platforms, or needing ISA this CPU lacks, run elsewhere.
+  const bool runs_elsewhere = std::any_of(rejected.begin(), rejected.end(), [](const auto& entry) {
+    return entry.first == "wrong-platform" || entry.first == "missing-isa" ||
+           entry.first == "not-compiled";
+  });
+  if (accepted == 0 && !runs_elsewhere) {
+    ADD_FAILURE() << kernel->name() << " accepts none of the " << g.runs.size()
+                  << " grid cases (add its scheme to the grid)";
   }
   std::cout << fmt::format("[ grid     ] {}: {} of {} cases accepted", kernel->name(), accepted,
                            g.runs.size())

@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.h"
 #include "core/tensor.h"
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
+#include "qlinear/dtype.h"
+#include "support/kernel_run.h"
 
 namespace qlinear {
 
@@ -42,26 +43,27 @@ std::vector<uint32_t> pack_gptq(const std::vector<std::vector<uint32_t>>& codes,
 }
 
 Tensor f32_tensor(const std::vector<float>& values, int64_t rows, int64_t cols) {
-  Tensor t(DType::kF32, {rows, cols});
+  Tensor t = test::host_tensor(DType::kF32, {rows, cols});
   std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
   return t;
 }
 
 // Prepares and runs `kernel` on `weights` for `x`; returns y as a flat vector.
+// (The problem takes x's dtype: a prepared kernel runs the activation dtype it was chosen for.)
 std::vector<float> run_kernel(const LinearKernel& kernel, const Canonical& weights,
-                              const LinearProblem& problem, const Tensor& x) {
+                              const LinearProblem& problem_in, const Tensor& x) {
+  LinearProblem problem = problem_in;
+  problem.act_dtype = x.dtype();
   const Device device = cpu_device();
   const Verdict verdict = kernel.check(problem, device);
   EXPECT_TRUE(verdict.ok()) << kernel.name() << ": " << verdict.to_string();
-  auto prepared = kernel.prepare(weights, problem, device);
+  auto prepared = test::prepare_on_cpu(kernel, weights, problem);
   EXPECT_TRUE(prepared.ok()) << prepared.status().to_string();
   if (!prepared.ok()) return {};
-  Tensor y(DType::kF32, {x.shape()[0], problem.N});
-  Stream stream;
-  const Status status = (*prepared)->run(x.view(), y.view(), stream);
-  EXPECT_TRUE(status.ok()) << status.to_string();
-  const float* p = y.data_as<float>();
-  return std::vector<float>(p, p + y.numel());
+  Result<Tensor> y = test::run_on_cpu(**prepared, x);
+  EXPECT_TRUE(y.ok()) << y.status().to_string();
+  if (!y.ok()) return {};
+  return test::as_floats(*y);
 }
 
 // Runs the case through `reference` (exact expectation) and every other registered kernel that
@@ -129,7 +131,7 @@ TEST(ReferenceInt, TwoByThreeWithBf16Activations) {
   const Canonical weights = hand_int_2x3();
   LinearProblem problem = LinearProblem::from_canonical(weights);
   problem.act_dtype = DType::kBF16;
-  Tensor x(DType::kBF16, {2, 8});
+  Tensor x = test::host_tensor(DType::kBF16, {2, 8});
   const float values[16] = {1, 2, 3, 4, 5, 6, 7, 8, 1, -1, 1, -1, 1, -1, 1, -1};
   for (int i = 0; i < 16; ++i) x.data_as<uint16_t>()[i] = f32_to_bf16(values[i]);
   expect_all_kernels(kernel_reference_int(), weights, problem, x,
@@ -303,23 +305,35 @@ TEST(ReferenceDense, Bf16WeightsF16Activations) {
   weights.weights = w;
   LinearProblem problem = LinearProblem::from_canonical(weights);
   problem.act_dtype = DType::kF16;
-  Tensor x(DType::kF16, {2, 2});
+  Tensor x = test::host_tensor(DType::kF16, {2, 2});
   const float xs[4] = {1.0f, 1.0f, 2.0f, 4.0f};
   for (int i = 0; i < 4; ++i) x.data_as<uint16_t>()[i] = f32_to_f16(xs[i]);
   // y = [1+2, 3-0.5+0.25; 2+8, 6-2+0.25]
   expect_all_kernels(kernel_reference_dense(), weights, problem, x, {3.0f, 2.75f, 10.0f, 4.25f});
 }
 
-TEST(ReferenceKernels, AcceptEverySimulatedPlatformAndRejectOtherSchemes) {
+// Host loops: every CPU (real or simulated) runs them; a GPU device, real or simulated, does
+// not (its tensors live on the device), so explain never shows a host fallback there.
+TEST(ReferenceKernels, RunOnCpusOnlyAndRejectOtherSchemes) {
   const Canonical weights = hand_int_2x3();
   LinearProblem problem = LinearProblem::from_canonical(weights);
-  for (Platform platform : {Platform::kCpu, Platform::kCuda, Platform::kOpenCl}) {
+  for (bool simulated : {false, true}) {
     Device device;
-    device.platform = platform;
-    device.simulated = true;
+    device.platform = Platform::kCpu;
+    device.simulated = simulated;
     EXPECT_TRUE(kernel_reference_int().check(problem, device).ok());
     EXPECT_EQ(kernel_reference_fp8().check(problem, device).reason, Reason::kScheme);
     EXPECT_EQ(kernel_reference_dense().check(problem, device).reason, Reason::kScheme);
+  }
+  for (Platform platform : {Platform::kCuda, Platform::kOpenCl}) {
+    for (bool simulated : {false, true}) {
+      Device device;
+      device.platform = platform;
+      device.simulated = simulated;
+      for (const LinearKernel* kernel : reference_kernels()) {
+        EXPECT_EQ(kernel->check(problem, device).reason, Reason::kWrongPlatform) << kernel->name();
+      }
+    }
   }
   problem.act_dtype = DType::kF8E4M3;
   EXPECT_EQ(kernel_reference_int().check(problem, cpu_device()).reason, Reason::kDtype);
@@ -336,7 +350,7 @@ TEST(ReferenceKernels, PrepareRejectsInconsistentWeights) {
   Canonical weights = hand_int_2x3();
   std::get<IntWeights>(weights.weights).scales.pop_back();
   const LinearProblem problem = LinearProblem::from_canonical(weights);
-  auto prepared = kernel_reference_int().prepare(weights, problem, cpu_device());
+  auto prepared = test::prepare_on_cpu(kernel_reference_int(), weights, problem);
   ASSERT_FALSE(prepared.ok());
   EXPECT_NE(prepared.status().message().find("scales has 5 entries; expected num_groups*N = 6"),
             std::string::npos)
@@ -344,30 +358,84 @@ TEST(ReferenceKernels, PrepareRejectsInconsistentWeights) {
 
   Canonical bad_gidx = hand_int_2x3();
   std::get<IntWeights>(bad_gidx.weights).g_idx = {0, 0, 0, 0, 1, 1, 1, 2};
-  EXPECT_FALSE(kernel_reference_int().prepare(bad_gidx, problem, cpu_device()).ok());
+  EXPECT_FALSE(test::prepare_on_cpu(kernel_reference_int(), bad_gidx, problem).ok());
 
   Canonical fp8 = hand_fp8(ActQuant::kStaticTensor);  // input_scale left 0
   LinearProblem fp8_problem = LinearProblem::from_canonical(fp8);
   fp8_problem.fp8_mode = Fp8Mode::kW8A8;
-  EXPECT_FALSE(kernel_reference_fp8().prepare(fp8, fp8_problem, cpu_device()).ok());
+  EXPECT_FALSE(test::prepare_on_cpu(kernel_reference_fp8(), fp8, fp8_problem).ok());
 }
 
-TEST(ReferenceKernels, RunRejectsWrongShapes) {
+// PreparedLinear::run checks every view before the kernel sees it: columns against K and N, rows
+// of x against y, the dtypes the problem was prepared for, and the workspace.
+TEST(ReferenceKernels, RunRejectsWrongViews) {
   const Canonical weights = hand_int_2x3();
-  const LinearProblem problem = LinearProblem::from_canonical(weights);
-  auto prepared = kernel_reference_int().prepare(weights, problem, cpu_device());
+  LinearProblem problem = LinearProblem::from_canonical(weights);
+  problem.act_dtype = DType::kF32;
+  auto prepared = test::prepare_on_cpu(kernel_reference_int(), weights, problem);
   ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
-  Stream stream;
-  Tensor x(DType::kF32, {2, 7});
-  Tensor y(DType::kF32, {2, 3});
-  const Status bad_x = (*prepared)->run(x.view(), y.view(), stream);
+  const PreparedLinear& p = **prepared;
+  Tensor workspace = test::host_tensor(DType::kU8, {static_cast<int64_t>(p.workspace_bytes(3))});
+  ExecContext ctx;
+  ctx.workspace = {workspace.data(), workspace.nbytes(), Location::host()};
+  Tensor x = test::host_tensor(DType::kF32, {2, 7});
+  Tensor y = test::host_tensor(DType::kF32, {2, 3});
+  const Status bad_x = p.run(x.matrix(), y.matrix(), ctx);
   EXPECT_FALSE(bad_x.ok());
-  EXPECT_NE(bad_x.message().find("[2, 7]"), std::string::npos) << bad_x.message();
-  Tensor x_ok(DType::kF32, {2, 8});
-  Tensor y_bad(DType::kF32, {3, 3});
-  EXPECT_FALSE((*prepared)->run(x_ok.view(), y_bad.view(), stream).ok());
-  Tensor x_int(DType::kI32, {2, 8});
-  EXPECT_FALSE((*prepared)->run(x_int.view(), y.view(), stream).ok());
+  EXPECT_NE(bad_x.message().find("x has 7 columns; the layer has K=8"), std::string::npos)
+      << bad_x.message();
+  Tensor x_ok = test::host_tensor(DType::kF32, {2, 8});
+  Tensor y_bad = test::host_tensor(DType::kF32, {3, 3});
+  const Status bad_rows = p.run(x_ok.matrix(), y_bad.matrix(), ctx);
+  EXPECT_NE(bad_rows.message().find("y has 3 rows; x has 2"), std::string::npos)
+      << bad_rows.message();
+  Tensor x_bf16 = test::host_tensor(DType::kBF16, {2, 8});
+  const Status bad_dtype = p.run(x_bf16.matrix(), y.matrix(), ctx);
+  EXPECT_NE(bad_dtype.message().find("x is bf16; the layer was prepared for f32"),
+            std::string::npos)
+      << bad_dtype.message();
+  Tensor y_f16 = test::host_tensor(DType::kF16, {2, 3});
+  EXPECT_FALSE(p.run(x_ok.matrix(), y_f16.matrix(), ctx).ok());
+  // A device location, a short workspace, a leading dimension below the columns.
+  MatrixView y_cuda(y.data(), DType::kF32, 2, 3, 3, Location::cuda(0));
+  EXPECT_NE(p.run(x_ok.matrix(), y_cuda, ctx).message().find("lives in cuda:0 memory"),
+            std::string::npos);
+  ExecContext small = ctx;
+  small.workspace.bytes = p.workspace_bytes(2) - 1;
+  EXPECT_NE(p.run(x_ok.matrix(), y.matrix(), small).message().find("workspace"), std::string::npos);
+  ConstMatrixView x_ld(x_ok.data(), DType::kF32, 2, 8, 4);
+  EXPECT_NE(p.run(x_ld, y.matrix(), ctx).message().find("leading dimension 4"), std::string::npos);
+  EXPECT_TRUE(p.run(x_ok.matrix(), y.matrix(), ctx).ok());
+}
+
+// Views with a leading dimension: x rows inside a wider buffer and y columns inside a wider
+// output (a slice of a fused QKV output) give exactly the contiguous result, and leave the
+// rest of the wide output untouched.
+TEST(ReferenceKernels, StridedViewsEqualContiguousOnes) {
+  const Canonical weights = hand_int_2x3();
+  LinearProblem problem = LinearProblem::from_canonical(weights);
+  problem.act_dtype = DType::kF32;
+  auto prepared = test::prepare_on_cpu(kernel_reference_int(), weights, problem);
+  ASSERT_TRUE(prepared.ok());
+  const Tensor x = f32_tensor({1, 2, 3, 4, 5, 6, 7, 8, 1, -1, 1, -1, 1, -1, 1, -1}, 2, 8);
+  Result<Tensor> dense = test::run_on_cpu(**prepared, x);
+  ASSERT_TRUE(dense.ok());
+  std::vector<float> wide_x(2 * 12, 99.0f);  // ld 12
+  for (int r = 0; r < 2; ++r) std::memcpy(&wide_x[r * 12], x.data_as<float>() + r * 8, 32);
+  std::vector<float> wide_y(2 * 7, -7.0f);  // columns 2..4 of an ld-7 output
+  Tensor workspace =
+      test::host_tensor(DType::kU8, {static_cast<int64_t>((*prepared)->workspace_bytes(2))});
+  ExecContext ctx;
+  ctx.workspace = {workspace.data(), workspace.nbytes(), Location::host()};
+  const ConstMatrixView xv(wide_x.data(), DType::kF32, 2, 8, 12);
+  const MatrixView yv = MatrixView(wide_y.data(), DType::kF32, 2, 7, 7).slice_cols(2, 3);
+  ASSERT_TRUE((*prepared)->run(xv, yv, ctx).ok());
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 7; ++c) {
+      const float want = c >= 2 && c < 5 ? dense->data_as<float>()[r * 3 + c - 2] : -7.0f;
+      EXPECT_EQ(wide_y[r * 7 + c], want) << r << "," << c;
+    }
+  }
 }
 
 }  // namespace

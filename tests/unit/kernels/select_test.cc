@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/cuda_kernel.h"
 #include "kernels/fp8_mode.h"
 #include "kernels/registry.h"
 #include "kernels/select.h"
@@ -34,7 +35,7 @@ class FakeKernel final : public LinearKernel {
     return check_(problem, device);
   }
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical&, const LinearProblem&,
-                                                  const Device&) const override {
+                                                  DeviceContext&) const override {
     return make_error(ErrorCode::kUnsupported, "fake kernel {}", name_);
   }
   mutable int calls = 0;
@@ -360,6 +361,24 @@ TEST(RegistryTest, ListsAreBackendThenReferenceAndNamesAreUnique) {
   EXPECT_EQ(find_kernel("no.such.kernel"), nullptr);
 }
 
+// A DeviceContext for a device this machine does not have: nothing is ever uploaded to it.
+class FakeContext final : public DeviceContext {
+ public:
+  explicit FakeContext(Device device) : device_(std::move(device)) {}
+  const Device& device() const override { return device_; }
+  const Allocator& allocator() const override { return host_allocator(); }
+  const Allocator& staging_allocator() const override { return host_allocator(); }
+  Status upload(void*, std::size_t, const void*, std::size_t) override { return refuse(); }
+  Status download(void*, const void*, std::size_t, std::size_t) override { return refuse(); }
+  Status fill(void*, std::size_t, uint32_t, std::size_t) override { return refuse(); }
+  void* default_stream() const override { return nullptr; }
+  Status synchronize(void*) override { return refuse(); }
+
+ private:
+  static Status refuse() { return Status(ErrorCode::kInternal, "fake context"); }
+  Device device_;
+};
+
 TEST(RegistryTest, UnbuiltBackendsAnswerNotCompiledOnRealDevices) {
   Device cuda;  // what a real CUDA device would look like to this binary
   cuda.platform = Platform::kCuda;
@@ -377,13 +396,17 @@ TEST(RegistryTest, UnbuiltBackendsAnswerNotCompiledOnRealDevices) {
     EXPECT_EQ(k->check(p, opencl).reason, Reason::kNotCompiled) << k->name();
     EXPECT_EQ(k->check(p, cuda).reason, Reason::kWrongPlatform) << k->name();
   }
-  // prepare() refuses honestly.
+  // prepare() refuses honestly: no backend in this binary, or no device code for the entry.
   Canonical weights;
   weights.name = "layer";
-  auto prepared = find_kernel("cuda.w4a16.marlin.sm80")->prepare(weights, p, cuda);
+  FakeContext context(cuda);
+  auto prepared = find_kernel("cuda.w4a16.marlin.sm80")->prepare(weights, p, context);
   ASSERT_FALSE(prepared.ok());
   EXPECT_EQ(prepared.status().code(), ErrorCode::kUnsupported);
-  EXPECT_NE(prepared.status().message().find("QLINEAR_WITH_CUDA"), std::string::npos);
+  const std::string why =
+      cuda_backend_compiled() ? "no device code for this kernel" : "QLINEAR_WITH_CUDA";
+  EXPECT_NE(prepared.status().message().find(why), std::string::npos)
+      << prepared.status().message();
 }
 
 struct TableCase {
@@ -433,7 +456,8 @@ TEST(RegistryTest, CudaTable) {
        Fp8Mode::kNone,
        {"cuda.w4a16.machete.sm90=ok", "cuda.w4a16.marlin.sm80=ok", "cuda.fp8.block.sm90=scheme",
         "cuda.fp8.cublaslt.sm89=scheme", "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
-        "reference.int.scalar=ok", "reference.fp8.scalar=scheme", "reference.dense.scalar=scheme"}},
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       {"cuda:sm80",
        int4_problem(),
        "auto",
@@ -443,8 +467,9 @@ TEST(RegistryTest, CudaTable) {
        Fp8Mode::kNone,
        {"cuda.w4a16.machete.sm90=capability", "cuda.w4a16.marlin.sm80=ok",
         "cuda.fp8.block.sm90=capability", "cuda.fp8.cublaslt.sm89=capability",
-        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok", "reference.int.scalar=ok",
-        "reference.fp8.scalar=scheme", "reference.dense.scalar=scheme"}},
+        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       // Machete takes groups 64/128 only; Marlin's zero points need 4 bits.
       {"cuda:sm90",
        g32_zp8,
@@ -455,8 +480,9 @@ TEST(RegistryTest, CudaTable) {
        Fp8Mode::kNone,
        {"cuda.w4a16.machete.sm90=group-size", "cuda.w4a16.marlin.sm80=zero-points",
         "cuda.fp8.block.sm90=scheme", "cuda.fp8.cublaslt.sm89=scheme",
-        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok", "reference.int.scalar=ok",
-        "reference.fp8.scalar=scheme", "reference.dense.scalar=scheme"}},
+        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       // Act-order with K split: Machete refuses, Marlin keeps the global g_idx.
       {"cuda:sm90",
        ao_split,
@@ -467,8 +493,9 @@ TEST(RegistryTest, CudaTable) {
        Fp8Mode::kNone,
        {"cuda.w4a16.machete.sm90=act-order", "cuda.w4a16.marlin.sm80=ok",
         "cuda.fp8.block.sm90=scheme", "cuda.fp8.cublaslt.sm89=scheme",
-        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok", "reference.int.scalar=ok",
-        "reference.fp8.scalar=scheme", "reference.dense.scalar=scheme"}},
+        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       // Nothing fits: no native kernel on sm75 and the filter removes the rest.
       {"cuda:sm75",
        int4_problem(),
@@ -492,8 +519,9 @@ TEST(RegistryTest, CudaTable) {
        Fp8Mode::kNone,
        {"cuda.w4a16.machete.sm90=disabled-by-user", "cuda.w4a16.marlin.sm80=disabled-by-user",
         "cuda.fp8.block.sm90=scheme", "cuda.fp8.cublaslt.sm89=scheme",
-        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok", "reference.int.scalar=ok",
-        "reference.fp8.scalar=scheme", "reference.dense.scalar=scheme"}},
+        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       // FP8 W8A8 checkpoint: cuBLASLt FP8 on sm90; W8A16 Marlin on sm80 (no FP8 tensor cores).
       {"cuda:sm90",
        fp8_problem(ActQuant::kDynamicToken),
@@ -505,7 +533,8 @@ TEST(RegistryTest, CudaTable) {
        {"cuda.w4a16.machete.sm90=scheme", "cuda.w4a16.marlin.sm80=scheme",
         "cuda.fp8.block.sm90=fp8-granularity", "cuda.fp8.cublaslt.sm89=ok",
         "cuda.fp8.marlin.sm80=fp8-mode", "cuda.blas.cublaslt=fp8-mode",
-        "reference.int.scalar=scheme", "reference.fp8.scalar=ok", "reference.dense.scalar=scheme"}},
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       {"cuda:sm80",
        fp8_problem(ActQuant::kDynamicToken),
        "auto",
@@ -515,8 +544,8 @@ TEST(RegistryTest, CudaTable) {
        Fp8Mode::kW8A16,
        {"cuda.w4a16.machete.sm90=capability", "cuda.w4a16.marlin.sm80=scheme",
         "cuda.fp8.block.sm90=capability", "cuda.fp8.cublaslt.sm89=capability",
-        "cuda.fp8.marlin.sm80=ok", "cuda.blas.cublaslt=ok", "reference.int.scalar=scheme",
-        "reference.fp8.scalar=ok", "reference.dense.scalar=scheme"}},
+        "cuda.fp8.marlin.sm80=ok", "cuda.blas.cublaslt=ok", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
       {"cuda:sm90",
        fp8_problem(ActQuant::kDynamicGroup, Fp8WeightGranularity::kBlock),
        "auto",
@@ -526,8 +555,8 @@ TEST(RegistryTest, CudaTable) {
        Fp8Mode::kW8A8,
        {"cuda.w4a16.machete.sm90=scheme", "cuda.w4a16.marlin.sm80=scheme", "cuda.fp8.block.sm90=ok",
         "cuda.fp8.cublaslt.sm89=fp8-granularity", "cuda.fp8.marlin.sm80=fp8-mode",
-        "cuda.blas.cublaslt=fp8-mode", "reference.int.scalar=scheme", "reference.fp8.scalar=ok",
-        "reference.dense.scalar=scheme"}},
+        "cuda.blas.cublaslt=fp8-mode", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
       // --kernel naming a kernel that rejects: nothing fits, no silent fallback.
       {"cuda:sm80",
        int4_problem(),
@@ -556,8 +585,9 @@ TEST(RegistryTest, OpenClTable) {
        "opencl.w4a16.subgroup.intel",
        Fp8Mode::kNone,
        {"opencl.w4a16.subgroup.intel=ok", "opencl.fp8.w8a16.subgroup.intel=scheme",
-        "opencl.fp8.w8a8.dpas.intel=scheme", "opencl.blas.clblast=ok", "reference.int.scalar=ok",
-        "reference.fp8.scalar=scheme", "reference.dense.scalar=scheme"}},
+        "opencl.fp8.w8a8.dpas.intel=scheme", "opencl.blas.clblast=ok",
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       // The OpenCL default for a W8A8 checkpoint is W8A16 ...
       {"opencl:intel-gpu",
        fp8,
@@ -568,7 +598,8 @@ TEST(RegistryTest, OpenClTable) {
        Fp8Mode::kW8A16,
        {"opencl.w4a16.subgroup.intel=scheme", "opencl.fp8.w8a16.subgroup.intel=ok",
         "opencl.fp8.w8a8.dpas.intel=fp8-mode", "opencl.blas.clblast=ok",
-        "reference.int.scalar=scheme", "reference.fp8.scalar=ok", "reference.dense.scalar=scheme"}},
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       // ... and an explicit native or blas backend forces W8A8 (vLLM PR #49664).
       {"xpu",
        fp8,
@@ -603,7 +634,8 @@ TEST(RegistryTest, OpenClTable) {
        Fp8Mode::kNone,
        {"opencl.w4a16.subgroup.intel=capability", "opencl.fp8.w8a16.subgroup.intel=capability",
         "opencl.fp8.w8a8.dpas.intel=capability", "opencl.blas.clblast=ok",
-        "reference.int.scalar=ok", "reference.fp8.scalar=scheme", "reference.dense.scalar=scheme"}},
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       {"opencl:pocl",
        int4_problem(),
        "native",

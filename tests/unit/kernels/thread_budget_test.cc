@@ -13,6 +13,7 @@
 
 #include "core/tensor.h"
 #include "kernels/registry.h"
+#include "support/kernel_run.h"
 
 namespace qlinear {
 namespace {
@@ -21,10 +22,10 @@ TEST(ThreadBudget, ASecondCallGetsWhatTheFirstLeavesAndClaimsAreReturned) {
   const int cores = omp_get_num_procs();
   ASSERT_EQ(ThreadBudget::in_use(), 0);
   {
-    Stream all;
-    const ThreadBudget first(all, 1000);
+    const ThreadBudget first(0, 1000);
     EXPECT_EQ(first.threads(), std::min(cores, omp_get_max_threads()));
-    const ThreadBudget second(all, 1000);
+    EXPECT_LE(first.threads(), max_threads());
+    const ThreadBudget second(0, 1000);
     EXPECT_EQ(second.threads(), std::max(1, cores - first.threads()));
     EXPECT_EQ(ThreadBudget::in_use(), first.threads() + second.threads());
   }
@@ -32,11 +33,10 @@ TEST(ThreadBudget, ASecondCallGetsWhatTheFirstLeavesAndClaimsAreReturned) {
 }
 
 TEST(ThreadBudget, RequestedThreadsAndJobsBoundTheClaim) {
-  Stream one;
-  one.threads = 1;
-  EXPECT_EQ(ThreadBudget(one, 1000).threads(), 1);
-  Stream all;
-  EXPECT_EQ(ThreadBudget(all, 1).threads(), 1);  // one job: no team
+  EXPECT_EQ(ThreadBudget(1, 1000).threads(), 1);
+  EXPECT_EQ(ThreadBudget(0, 1).threads(), 1);  // one job: no team
+  // More than the machine has is never granted (per-thread workspace slots are sized by it).
+  EXPECT_LE(ThreadBudget(1000, 1000).threads(), max_threads());
   EXPECT_EQ(ThreadBudget::in_use(), 0);
 }
 
@@ -44,8 +44,7 @@ TEST(ThreadBudget, InsideAParallelRegionACallRunsOnItsOwnThread) {
   std::vector<int> seen(4, -1);
 #pragma omp parallel num_threads(4)
   {
-    Stream all;
-    const ThreadBudget budget(all, 1000);
+    const ThreadBudget budget(0, 1000);
     seen[omp_get_thread_num()] = budget.threads();
   }
   for (int threads : seen) EXPECT_TRUE(threads == 1 || threads == -1);
@@ -75,17 +74,17 @@ TEST(ThreadBudget, ConcurrentKernelCallsGiveTheBitsOfASingleCall) {
   LinearProblem problem = LinearProblem::from_canonical(weights);
   problem.act_dtype = DType::kF32;
   ASSERT_TRUE(kernel->check(problem, *device).ok());
-  auto prepared = kernel->prepare(weights, problem, *device);
+  auto prepared = test::prepare_on_cpu(*kernel, weights, problem);
   ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
-  Tensor x(DType::kF32, {8, w.K});
+  Tensor x = test::host_tensor(DType::kF32, {8, w.K});
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = dist(rng);
 
+  // Each caller has its own workspace (run_on_cpu allocates one): the thread-safety rule.
   auto run_once = [&](std::vector<float>* out) {
-    Tensor y(DType::kF32, {8, w.N});
-    Stream stream;
-    ASSERT_TRUE((*prepared)->run(x.view(), y.view(), stream).ok());
-    out->assign(y.data_as<float>(), y.data_as<float>() + y.numel());
+    Result<Tensor> y = test::run_on_cpu(**prepared, x);
+    ASSERT_TRUE(y.ok()) << y.status().to_string();
+    *out = test::as_floats(*y);
   };
   std::vector<float> alone;
   run_once(&alone);

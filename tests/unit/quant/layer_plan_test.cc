@@ -49,6 +49,7 @@ LinearLayer qkv_layer() {
   return LinearLayer{"model.layers.3.self_attn.qkv_proj",
                      {"model.layers.3.self_attn.q_proj", "model.layers.3.self_attn.k_proj",
                       "model.layers.3.self_attn.v_proj"},
+                     {},
                      {}};
 }
 
@@ -243,16 +244,35 @@ TEST(PlanLinearLayers, CompressedTensorsWeightPackedPrefixes) {
   EXPECT_EQ((*layers)[0].specs[0].int_spec->packing, IntPacking::kCtPacked);
 }
 
-TEST(PlanLinearLayers, DisagreeingShardsFailThePlan) {
+// Fusion is an optimisation, never a failure: shards quantized differently (here up_proj kept
+// dense by the skip list) run as separate layers, each saying why.
+TEST(PlanLinearLayers, DisagreeingShardsRunUnfusedWithTheReason) {
   CheckpointDir dir("disagree");
   add_dense_block(&dir, 0);
   auto checkpoint = dir.open(R"({"quant_method": "awq", "bits": 4, "group_size": 128,
-                                 "modules_to_not_convert": ["mlp.up_proj"]})");
+                                 "modules_to_not_convert": ["mlp.up_proj"]})",
+                             kPartialModel);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
   auto config = parse_quant_config(*checkpoint);
   ASSERT_TRUE(config.ok()) << config.status().to_string();
-  EXPECT_QUANT_ERROR(plan_linear_layers(*checkpoint, **config), ErrorCode::kMisconfigured,
-                     "model.layers.0.mlp.gate_up_proj", "up_proj");
+  auto layers = plan_linear_layers(*checkpoint, **config);
+  ASSERT_TRUE(layers.ok()) << layers.status().to_string();
+  const std::vector<std::string> names = names_of(*layers);
+  EXPECT_NE(std::find(names.begin(), names.end(), "model.layers.0.mlp.gate_proj"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "model.layers.0.mlp.up_proj"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "model.layers.0.mlp.gate_up_proj"), names.end());
+  for (const LinearLayer& layer : *layers) {
+    if (layer.name == "model.layers.0.mlp.up_proj") {
+      EXPECT_FALSE(layer.specs[0].quantized);
+      EXPECT_NE(layer.unfused_reason.find("not fused into gate_up_proj"), std::string::npos)
+          << layer.unfused_reason;
+      EXPECT_NE(layer.unfused_reason.find("up_proj"), std::string::npos);
+    }
+    if (layer.name == "model.layers.0.mlp.gate_proj") {
+      EXPECT_TRUE(layer.specs[0].quantized);
+      EXPECT_FALSE(layer.unfused_reason.empty());
+    }
+  }
 }
 
 // --- model-level validation (quant/validate_model.h) through plan_linear_layers ----------------
