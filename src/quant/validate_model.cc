@@ -366,7 +366,8 @@ Status check_shapes(const Checkpoint& ckpt, const std::vector<LinearLayer>& laye
     }
   }
   for (const std::string& name : ckpt.tensor_names()) {
-    const std::string_view leaf = leaf_of(prefix_of(name));
+    const std::string prefix = prefix_of(name);  // leaf_of views into it
+    const std::string_view leaf = leaf_of(prefix);
     const bool norm = leaf == "input_layernorm" || leaf == "post_attention_layernorm" ||
                       name == "model.norm.weight";
     const bool head_norm = qwen3 && (leaf == "q_norm" || leaf == "k_norm");
