@@ -34,8 +34,7 @@ TEST(ConfigRegex, CatastrophicPatternsRunInLinearTime) {
 }
 
 TEST(ConfigRegex, UnsupportedOrOversizedPatternsAreRejectedWithAReason) {
-  for (const char* pattern : {"\\6222222222222222222222222221", "a{99999999999}", "(?=x)y", "m***",
-                              "a\\++++*+", "(unclosed"}) {
+  for (const char* pattern : {"(?=x)y", "(?<=x)y", "(a)\\1", "m***", "a\\++++*+", "(unclosed"}) {
     std::string why;
     EXPECT_FALSE(try_compile_regex(pattern, &why).has_value()) << pattern;
     EXPECT_FALSE(why.empty()) << pattern;
@@ -43,6 +42,20 @@ TEST(ConfigRegex, UnsupportedOrOversizedPatternsAreRejectedWithAReason) {
   std::string why;
   EXPECT_FALSE(try_compile_regex(std::string(quant_internal::kMaxRegexChars + 1, 'a'), &why));
   EXPECT_NE(why.find("longer than"), std::string::npos) << why;
+}
+
+TEST(ConfigRegex, PatternsThatBrokeStdRegexCompileAsLiterals) {
+  // std::regex overflowed a long (UBSan) on the backreference number and on the repeat count;
+  // RE2 reads the first as octal escape + digits, the second as literal text (a count it cannot
+  // represent is no repeat), and matches both in linear time.
+  auto repeat = try_compile_regex("a{99999999999}");
+  ASSERT_TRUE(repeat.has_value());
+  EXPECT_TRUE(repeat->matches_from_start("a{99999999999}"));
+  EXPECT_FALSE(repeat->matches_anywhere(std::string(100000, 'a')));
+  std::string why;
+  auto octal = try_compile_regex("\\6222222222222222222222222221", &why);
+  ASSERT_TRUE(octal.has_value()) << why;
+  EXPECT_FALSE(octal->matches_anywhere("model.layers.0.self_attn.o_proj"));
 }
 
 TEST(ConfigRegex, FuzzFoundGptqDynamicKeyIsAnErrorNamingIt) {
