@@ -24,6 +24,9 @@ namespace {
 using nlohmann::json;
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+// Longer than any real tensor name (~100 bytes); std::regex recurses once per character, so a
+// megabyte name would overflow the stack in the regexes that split layer names.
+constexpr std::size_t kMaxTensorNameBytes = 4096;
 
 uint64_t read_u64_le(const unsigned char* p) {
   uint64_t v = 0;
@@ -40,6 +43,12 @@ bool as_u64(const json& value, uint64_t* out) {
 
 // Parses one header entry (everything but the offsets' place in the data section).
 Status parse_entry(const std::string& name, const json& entry, TensorInfo* info) {
+  if (name.size() > kMaxTensorNameBytes) {
+    return make_error(ErrorCode::kCorrupt,
+                      "tensor name \"{}...\" is {} bytes, over the {}-byte limit (real names are "
+                      "a few dozen; the name regexes of explain and the runner must stay cheap)",
+                      escape_for_terminal(name.substr(0, 64)), name.size(), kMaxTensorNameBytes);
+  }
   if (needs_escape(name)) {
     return make_error(ErrorCode::kCorrupt,
                       "tensor name \"{}\" contains control characters or invalid UTF-8 (names are "

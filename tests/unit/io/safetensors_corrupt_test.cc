@@ -194,6 +194,18 @@ TEST(SafetensorsCorrupt, TensorNameWithControlCharactersIsRefusedAndEscaped) {
   EXPECT_EQ(file.status().message().find('\x1b'), std::string::npos) << "raw escape in message";
 }
 
+TEST(SafetensorsCorrupt, OverlongTensorNameIsRefused) {
+  const std::string at_limit(4096, 'n');
+  const std::string over(4097, 'n');
+  const auto path = (scratch_dir() / "long.safetensors").string();
+  write_file(path, raw_safetensors("{" + entry(at_limit, "U8", "[1]", "[0,1]") + "}", "x"));
+  const auto file = SafetensorsFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  EXPECT_EQ((*file)->tensors().front().name, at_limit);
+  expect_corrupt(raw_safetensors("{" + entry(over, "U8", "[1]", "[0,1]") + "}", "x"),
+                 {"4097 bytes", "4096-byte limit", std::string(64, 'n') + "..."});
+}
+
 TEST(SafetensorsCorrupt, NotARegularFile) {
   const auto dir = scratch_dir();
   auto file = SafetensorsFile::open(dir.string());
