@@ -202,4 +202,16 @@ Result<nlohmann::json> read_json_file(const std::string& path) {
   return io_internal::parse_json_text(text, path, io_internal::DuplicateKeys::kAllow);
 }
 
+Result<std::optional<nlohmann::json>> read_optional_model_json(const std::string& dir,
+                                                               std::string_view name) {
+  QL_ASSIGN_OR_RETURN(const ModelDir folder, ModelDir::open(dir));
+  if (!folder.contains(name)) return std::optional<nlohmann::json>();
+  QL_ASSIGN_OR_RETURN(const ReadFile file, folder.open_file(name, kMaxJsonFileBytes, "JSON file"));
+  QL_ASSIGN_OR_RETURN(const std::string text, read_whole_file(file, kMaxJsonFileBytes));
+  QL_ASSIGN_OR_RETURN(
+      nlohmann::json json,
+      io_internal::parse_json_text(text, folder.path_of(name), io_internal::DuplicateKeys::kAllow));
+  return std::optional<nlohmann::json>(std::move(json));
+}
+
 }  // namespace qlinear

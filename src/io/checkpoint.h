@@ -87,4 +87,10 @@ class Checkpoint {
 // name the file and the parse position.
 Result<nlohmann::json> read_json_file(const std::string& path);
 
+// An optional JSON file of the model folder `dir` (generation_config.json), through ModelDir's
+// policy: nullopt when nothing has that name; a directory, FIFO, dangling link, file outside the
+// folder or over kMaxJsonFileBytes is an error naming it, as are its parse errors.
+Result<std::optional<nlohmann::json>> read_optional_model_json(const std::string& dir,
+                                                               std::string_view name);
+
 }  // namespace qlinear

@@ -188,4 +188,9 @@ Result<nlohmann::ordered_json> parse_ordered_json_text(std::string_view text,
   return parse<nlohmann::ordered_json>(text, where, duplicates, duplicate);
 }
 
+Result<std::string> read_text_file(const std::string& path, uint64_t max_bytes) {
+  QL_ASSIGN_OR_RETURN(const ReadFile file, open_user_file(path, max_bytes, ""));
+  return read_whole_file(file, max_bytes);
+}
+
 }  // namespace qlinear::io_internal

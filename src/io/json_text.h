@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "io/model_files.h"
 
 namespace qlinear::io_internal {
 
@@ -30,5 +31,10 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view w
 Result<nlohmann::ordered_json> parse_ordered_json_text(
     std::string_view text, std::string_view where, DuplicateKeys duplicates,
     std::vector<std::string>* duplicate = nullptr);
+
+// A file the user named (`tokenize --text-file`, `chat-format --messages`): opened through the
+// one policy (io/model_files.h: a regular file, links followed, never blocking) and read whole,
+// at most `max_bytes`. NotFound / Io / RefusedFile errors name the path.
+Result<std::string> read_text_file(const std::string& path, uint64_t max_bytes = kMaxJsonFileBytes);
 
 }  // namespace qlinear::io_internal

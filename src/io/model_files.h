@@ -19,6 +19,8 @@ namespace qlinear {
 // The documented limit of every JSON file qlinear reads (config.json, the quantization configs,
 // model.safetensors.index.json): real ones are kilobytes, tokenizer.json files tens of MB.
 inline constexpr uint64_t kMaxJsonFileBytes = uint64_t{64} << 20;
+// Text the user hands qlinear to tokenize (`tokenize --text-file`, `bench-tokenizer --text`).
+inline constexpr uint64_t kMaxTextInputBytes = uint64_t{1} << 30;
 inline constexpr uint64_t kNoSizeLimit = std::numeric_limits<uint64_t>::max();
 
 // An open, fstat-checked regular file; the descriptor is closed on destruction.
