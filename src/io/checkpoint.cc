@@ -21,6 +21,8 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 // Where older tools put the quantization config, in the order they are tried.
+constexpr const char kSingleFileName[] = "model.safetensors";
+
 constexpr const char* kQuantConfigFiles[] = {"quantization_config.json", "quant_config.json",
                                              "quantize_config.json"};
 
@@ -31,15 +33,40 @@ Result<ordered_json> read_json_member(const ModelDir& dir, std::string_view name
                                               io_internal::DuplicateKeys::kAllow);
 }
 
-// The safetensors files to open: the index's shards, else every *.safetensors entry (whatever
-// its type: open_file then names a directory or a FIFO called x.safetensors).
-Result<std::vector<std::string>> list_safetensors(const ModelDir& dir) {
-  QL_ASSIGN_OR_RETURN(std::vector<std::string> names, dir.list(".safetensors"));
-  if (names.empty()) {
-    return make_error(ErrorCode::kNotFound, "{}: no *.safetensors file and no {}", dir.path(),
+// Without an index, the one file Hugging Face loads: model.safetensors. Other *.safetensors
+// entries (Mistral's consolidated.safetensors beside it, a user's own files) are ignored, not
+// loaded. A folder with only other names is an error naming them and the rule: guessing which
+// one holds the model would load the wrong weights as readily as the right ones.
+Result<std::vector<std::string>> single_file_checkpoint(const ModelDir& dir) {
+  if (dir.contains(kSingleFileName)) {
+    QL_ASSIGN_OR_RETURN(const std::vector<std::string> all, dir.list(".safetensors"));
+    std::string ignored;
+    for (const std::string& name : all) {
+      if (name == kSingleFileName) continue;
+      ignored += fmt::format("{}{}", ignored.empty() ? "" : ", ", escape_for_terminal(name));
+    }
+    if (!ignored.empty()) {
+      log_info("{}: ignoring {} (not {} and no {}; not loaded)", dir.path(), ignored,
+               kSingleFileName, kShardIndexName);
+    }
+    return std::vector<std::string>{kSingleFileName};
+  }
+  QL_ASSIGN_OR_RETURN(const std::vector<std::string> others, dir.list(".safetensors"));
+  if (others.empty()) {
+    return make_error(ErrorCode::kNotFound, "{}: no {} and no {}", dir.path(), kSingleFileName,
                       kShardIndexName);
   }
-  return names;
+  std::string names;
+  for (std::size_t i = 0; i < others.size() && i < 8; ++i) {
+    names += fmt::format("{}{}", i == 0 ? "" : ", ", escape_for_terminal(others[i]));
+  }
+  if (others.size() > 8) names += fmt::format(" and {} more", others.size() - 8);
+  return make_error(ErrorCode::kNotFound,
+                    "{}: no {} and no {}, only {}: qlinear loads the files Hugging Face does "
+                    "(the index's shards, else {}) and ignores other *.safetensors files; rename "
+                    "the model's file to {} or list its shards in {}",
+                    dir.path(), kSingleFileName, kShardIndexName, names, kSingleFileName,
+                    kSingleFileName, kShardIndexName);
 }
 
 }  // namespace
@@ -114,7 +141,7 @@ Result<Checkpoint> Checkpoint::open(const std::string& dir, const ProgressFn& pr
       file_names.push_back(shard);
     }
   } else {
-    QL_ASSIGN_OR_RETURN(file_names, list_safetensors(root));
+    QL_ASSIGN_OR_RETURN(file_names, single_file_checkpoint(root));
   }
 
   std::vector<ReadFile> handles;

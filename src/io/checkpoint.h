@@ -35,12 +35,15 @@ class Checkpoint {
   // Called after each safetensors file is opened: (bytes done, bytes total).
   using ProgressFn = std::function<void(uint64_t, uint64_t)>;
 
-  // Opens `dir`. Every file is opened once through ModelDir (io/model_files.h): regular files
-  // inside the folder only, JSON files at most kMaxJsonFileBytes. Errors: missing directory or
-  // config.json, a file that is a directory / FIFO / device / dangling link / loop / outside
-  // the folder, bad JSON (file and position named), an index with an empty weight_map or a
-  // shard name outside the folder, a missing shard, a tensor listed twice, a tensor in the
-  // index but not in its shard, a tensor in two files, no safetensors file at all.
+  // Opens `dir`: the shards model.safetensors.index.json lists, else model.safetensors; other
+  // *.safetensors files are ignored, as Hugging Face ignores them (docs/design.md). Every file is
+  // opened once through ModelDir (io/model_files.h): regular files inside the folder only, JSON
+  // files at most kMaxJsonFileBytes. Errors: missing directory or config.json, a file that is a
+  // directory / FIFO / device / dangling link / loop / outside the folder, bad JSON (file and
+  // position named), an index with an empty weight_map or a shard name outside the folder, a
+  // missing shard, a tensor listed twice, a tensor in the index but not in its shard, a tensor in
+  // two files, no model.safetensors and no index (the error names the other
+  // *.safetensors files present and the rule).
   static Result<Checkpoint> open(const std::string& dir, const ProgressFn& progress = {});
 
   Checkpoint(Checkpoint&&) noexcept;
