@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "fixtures/builder.h"
@@ -67,6 +68,24 @@ int main(int argc, char** argv) {
       ++seeds;
     }
     ++seeds;
+  }
+  // tokenizer.json seeds: the committed synthetic tokenizers of the text tests (each a few
+  // dozen KiB), a NUL, then text to encode (fuzz_tokenizer.cc splits there).
+  const fs::path synthetic = fs::path(QLINEAR_SOURCE_DIR) / "tests/data/text/synthetic";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(synthetic, ec)) {
+    std::ifstream in(entry.path() / "tokenizer.json", std::ios::binary);
+    if (!in) continue;
+    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string seed = json;
+    seed += '\0';
+    seed += "Hello world! 12345 caf\xc3\xa9 \xe4\xbd\xa0\xe5\xa5\xbd <|endoftext|>  \n\tx";
+    write(out / "tokenizer" / (entry.path().filename().string() + ".json"), seed);
+    ++seeds;
+  }
+  if (seeds == 0 || ec) {
+    fmt::print(stderr, "make_seeds: no tokenizer seeds under {}\n", synthetic.string());
+    return 1;
   }
   // A few hand-written edge seeds the fixtures do not cover.
   write(out / "index" / "minimal.json", R"({"weight_map": {"a": "model.safetensors"}})");

@@ -6,19 +6,22 @@
 #   bash scripts/fuzz.sh            # 60 s per target
 #   bash scripts/fuzz.sh 15         # what CI runs
 #   FUZZ_TARGETS="fuzz_shard_index" bash scripts/fuzz.sh 600
+#   FUZZ_NO_BUILD=1 bash scripts/fuzz.sh 60   # the binaries already in build-fuzz/fuzz
 # Crash reproducers land in build-fuzz/fuzz/artifacts/; the grown corpora in
 # build-fuzz/fuzz/corpus/<target>/ (kept between runs, so longer runs resume).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 all_targets="fuzz_safetensors_header fuzz_shard_index fuzz_config fuzz_quant_awq fuzz_quant_gptq
-fuzz_quant_auto_round fuzz_quant_compressed_tensors fuzz_quant_fp8 fuzz_quant_any"
+fuzz_quant_auto_round fuzz_quant_compressed_tensors fuzz_quant_fp8 fuzz_quant_any fuzz_tokenizer"
 targets=${FUZZ_TARGETS:-$all_targets}
 jobs=${FUZZ_BUILD_JOBS:-2}
 
-cmake --preset fuzz >/dev/null
-# shellcheck disable=SC2086
-cmake --build build-fuzz -j "$jobs" --target make_seeds $targets
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then
+  cmake --preset fuzz >/dev/null
+  # shellcheck disable=SC2086
+  cmake --build build-fuzz -j "$jobs" --target make_seeds $targets
+fi
 
 out=build-fuzz/fuzz
 rm -rf "$out/seeds"
@@ -30,7 +33,16 @@ seeds_of() {
     fuzz_safetensors_header) echo safetensors ;;
     fuzz_shard_index) echo index ;;
     fuzz_config) echo config ;;
+    fuzz_tokenizer) echo tokenizer ;;
     *) echo quant ;;
+  esac
+}
+
+# The synthetic tokenizer seeds are up to ~120 KiB; every other input is a few KiB.
+max_len_of() {
+  case "$1" in
+    fuzz_tokenizer) echo 262144 ;;
+    *) echo 65536 ;;
   esac
 }
 
@@ -42,7 +54,7 @@ for target in $targets; do
   # The first folder receives new inputs; the seeds folder is read only.
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
      UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-     "$out/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+     "$out/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len_of "$target")" \
        -print_final_stats=1 -artifact_prefix="$out/artifacts/$target-" \
        "$corpus" "$out/seeds/$(seeds_of "$target")" >"$log" 2>&1; then
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
