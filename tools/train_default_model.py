@@ -70,7 +70,7 @@ def main():
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--vocab", type=int, default=4096)
-    ap.add_argument("--hidden", type=int, default=384)
+    ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=96)
@@ -99,6 +99,14 @@ def main():
         ids.extend(tok.encode(t + "\n\n").ids)
         ids.append(eos_id)
     data = torch.tensor(ids, dtype=torch.long)
+    # Held-out windows for early stopping: a model this size memorises a 1M-token corpus within
+    # a few epochs, so the weights kept are those of the step with the lowest held-out loss.
+    held_ids = []
+    for t in held:
+        held_ids.extend(tok.encode(t + "\n\n").ids)
+        held_ids.append(eos_id)
+    held_data = torch.tensor(held_ids, dtype=torch.long)
+    starts = torch.arange(0, len(held_data) - args.seq - 1, args.seq)[:64]
     print(f"{len(train)} chapters for training, {len(held)} held out; {len(ids)} training tokens",
           flush=True)
 
@@ -113,6 +121,16 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
     gen = torch.Generator().manual_seed(1)
     start = time.time()
+    best_loss, best_step, best_state = float("inf"), -1, None
+
+    def held_loss():
+        model.eval()
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            x = torch.stack([held_data[i:i + args.seq] for i in starts]).to(dev)
+            value = model(input_ids=x, labels=x).loss.item()
+        model.train()
+        return value
+
     model.train()
     for step in range(args.steps):
         lr = args.lr * min(1.0, (step + 1) / 100) * 0.5 * (1 + math.cos(math.pi * step / args.steps))
@@ -126,9 +144,15 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        if step % 100 == 0 or step == args.steps - 1:
-            print(f"step {step} loss {loss.item():.3f} lr {lr:.2e} {time.time() - start:.0f} s",
-                  flush=True)
+        if step % 50 == 0 or step == args.steps - 1:
+            h = held_loss()
+            if h < best_loss:
+                best_loss, best_step = h, step
+                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            print(f"step {step} loss {loss.item():.3f} held-out {h:.3f} lr {lr:.2e} "
+                  f"{time.time() - start:.0f} s", flush=True)
+    print(f"kept step {best_step} (held-out loss {best_loss:.3f})", flush=True)
+    model.load_state_dict(best_state)
 
     model = model.to(torch.bfloat16).eval()
     model.generation_config.do_sample = False
@@ -136,12 +160,12 @@ def main():
     model.generation_config.pad_token_id = eos_id
     model.save_pretrained(args.out, safe_serialization=True)
 
-    # Goldens from the saved bf16 weights, computed in float64 (as tests/data/hf).
-    ref = LlamaForCausalLM.from_pretrained(args.out, torch_dtype=torch.float64).eval()
+    # Goldens from the saved bf16 weights, computed in float64 (as tests/data/hf) on the GPU.
+    ref = LlamaForCausalLM.from_pretrained(args.out, dtype=torch.float64).to(dev).eval()
     prompt = tok.encode(PROMPT).ids
     with torch.no_grad():
-        inp = torch.tensor([prompt])
-        logits = ref(inp).logits[0].contiguous()
+        inp = torch.tensor([prompt], device=dev)
+        logits = ref(inp).logits[0].contiguous().cpu()
         greedy = ref.generate(inp, max_new_tokens=48, do_sample=False,
                               pad_token_id=eos_id)[0, len(prompt):].tolist()
         # Held-out perplexity of the float model: the first 64 KiB of heldout.txt in windows of
@@ -151,7 +175,7 @@ def main():
         for begin in range(0, len(hids), 128):
             end = min(begin + 256, len(hids))
             target = end - prev
-            window = torch.tensor([hids[begin:end]])
+            window = torch.tensor([hids[begin:end]], device=dev)
             labels = window.clone()
             labels[:, :-target] = -100
             out = ref(window, labels=labels)
@@ -164,7 +188,8 @@ def main():
     save_file({"logits": logits}, os.path.join(args.out, "golden.safetensors"))
     with open(os.path.join(args.out, "golden.json"), "w") as f:
         json.dump({"prompt": PROMPT, "prompt_ids": prompt, "greedy_ids": greedy,
-                   "greedy_text": tok.decode(greedy), "heldout_ppl_64k": math.exp(nll / count),
+                   "greedy_text": tok.decode(greedy), "kept_step": best_step,
+                   "heldout_ppl_64k": math.exp(nll / count),
                    "transformers": __import__("transformers").__version__,
                    "torch": torch.__version__}, f, indent=1)
     print("greedy:", PROMPT + tok.decode(greedy))
