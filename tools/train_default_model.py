@@ -12,7 +12,8 @@ Run on a machine with a GPU, PyTorch, transformers and tokenizers (the project's
     python3 tools/train_default_model.py --corpus kjv.txt --out models/default
 
 It writes a Hugging Face folder (config.json, generation_config.json, model.safetensors in bf16,
-tokenizer.json, tokenizer_config.json), heldout.txt (every 20th chapter, never trained on), and
+tokenizer.json, tokenizer_config.json), heldout.txt (every 20th chapter, never trained on),
+calib.txt (64 KiB of training chapters for quantizer calibration), and
 golden.json / golden.safetensors: transformers' own greedy continuation and float64 logits of a
 fixed prompt, which tests/e2e compares qlinear against. Every random choice is seeded.
 """
@@ -85,6 +86,18 @@ def main():
     held = [t for i, (_, t) in enumerate(chs) if i % 20 == 19]
     with open(os.path.join(args.out, "heldout.txt"), "w", encoding="utf-8") as f:
         f.write("\n\n".join(held) + "\n")
+    # Calibration text for `qlinear quantize --calib`: every 16th training chapter (from all over
+    # the book) up to 64 KiB; training text, so the held-out text stays unseen by quantizers too.
+    calib, size = [], 0
+    for i, t in enumerate(train):
+        if i % 16 != 3:
+            continue
+        calib.append(t)
+        size += len(t) + 2
+        if size > 65536:
+            break
+    with open(os.path.join(args.out, "calib.txt"), "w", encoding="utf-8") as f:
+        f.write("\n\n".join(calib) + "\n")
 
     tok = train_tokenizer(train, args.vocab)
     eos_id = tok.token_to_id(EOS)
