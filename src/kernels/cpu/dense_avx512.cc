@@ -50,9 +50,9 @@ constexpr int kBlockRows = 6;         // 6 x 4 = 24 accumulators of 32 zmm
 constexpr int64_t kChunkPairs = 64;   // dpbf16: 4 panels x 64 pairs x 64 bytes = 16 KiB of L1
 constexpr int64_t kChunkK = 128;      // f16 gemm: a 128 x 64 f32 panel, 32 KiB
 constexpr int64_t kJobRowsMax = 192;  // a multiple of kBlockRows
-// f16 weights: the gemm engine from this many rows on. Not measured on AVX-512 yet: the AVX2
-// kernel's switch (same structure), to be tuned on an AVX-512 host.
-constexpr int64_t kGemmMinRows = 8;
+// f16 weights: the gemm engine from this many rows on. Not measured on AVX-512 yet: the switch
+// measured for cpu.dense.avx2 (same two structures), to be tuned on an AVX-512 host.
+constexpr int64_t kGemmMinRows = 9;
 
 std::string_view engine_at(DType weights, int64_t M) {
   if (weights == DType::kBF16) return "dpbf16";
@@ -317,6 +317,18 @@ struct Rows {
   const float* xf = nullptr;     // f16 weights: f32 [M, Kp]
 };
 
+// Calls fn(r, rows) over [r0, r1) in blocks of at most kBlockRows rows, balanced (8 rows: 4 + 4,
+// not 6 + 2: a block of 1 or 2 rows has too few accumulators to hide the latency).
+template <class Fn>
+void for_blocks(int64_t r0, int64_t r1, Fn&& fn) {
+  const int64_t blocks = (r1 - r0 + kBlockRows - 1) / kBlockRows;
+  for (int64_t i = 0, r = r0; i < blocks; ++i) {
+    const int64_t rows = (r1 - r + (blocks - i) - 1) / (blocks - i);
+    fn(r, static_cast<int>(rows));
+    r += rows;
+  }
+}
+
 // Rows [r0, r1) of panel group `group` into y, through yt [r1 - r0][64] (and `panel`, the gemm
 // engine's L1 buffer).
 void run_job(const DensePanels& w, const Rows& x, std::string_view engine, int64_t group,
@@ -332,8 +344,7 @@ void run_job(const DensePanels& w, const Rows& x, std::string_view engine, int64
       const int64_t pairs = std::min(chunk, w.pairs() - p0);
       const uint16_t* at[kGroupPanels];
       for (int64_t g = 0; g < kGroupPanels; ++g) at[g] = panels[g] + p0 * kPairHalves;
-      for (int64_t r = r0; r < r1; r += kBlockRows) {
-        const int rows = static_cast<int>(std::min<int64_t>(kBlockRows, r1 - r));
+      for_blocks(r0, r1, [&](int64_t r, int rows) {
         float* out = yt + (r - r0) * kGroupN;
         if (engine == "dpbf16") {
           kDpFns[x.lo != nullptr][rows - 1](at, pairs, x.hi + r * Kp + 2 * p0,
@@ -342,16 +353,15 @@ void run_job(const DensePanels& w, const Rows& x, std::string_view engine, int64
         } else {
           kFusedFns[rows - 1](at, pairs, x.xf + r * Kp + 2 * p0, Kp, out);
         }
-      }
+      });
     }
   } else {
     for (int64_t k0 = 0; k0 < Kp; k0 += kChunkK) {
       const int64_t kc = std::min(kChunkK, Kp - k0);
       widen_chunk(panels, k0, kc, panel);
-      for (int64_t r = r0; r < r1; r += kBlockRows) {
-        const int rows = static_cast<int>(std::min<int64_t>(kBlockRows, r1 - r));
+      for_blocks(r0, r1, [&](int64_t r, int rows) {
         kPanelFns[rows - 1](panel, kc, x.xf + r * Kp + k0, Kp, yt + (r - r0) * kGroupN);
-      }
+      });
     }
   }
   const int64_t n0 = group * kGroupN;
