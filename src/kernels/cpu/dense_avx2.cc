@@ -53,6 +53,10 @@ constexpr int64_t kJobRowsMax = 192;  // a multiple of kGemmRows; its f32 tile i
 
 std::string_view engine_at(int64_t M) { return M >= kGemmMinRows ? "gemm" : "gemv"; }
 
+// Floats between the f32 rows of x: 64 bytes past a multiple of 64, so that rows a multiple of
+// 4 KiB apart (K = 1024, 4096, ...) do not all fall into the same L1 sets in the 6-row kernel.
+int64_t x_stride(int64_t Kp) { return (Kp + 15) / 16 * 16 + 16; }
+
 #if defined(__x86_64__)
 
 // Rows per gemm job: all of M up to kJobRowsMax (each job reads its weights once), cut further
@@ -217,14 +221,15 @@ const std::array<GemmFn, kGemmRows> kGemmFns =
     gemm_table(std::make_integer_sequence<int, kGemmRows>());
 const std::array<ChunkFn, 2> kChunkFns = {&widen_chunk<DType::kBF16>, &widen_chunk<DType::kF16>};
 
-void widen_rows(ConstMatrixView x, int64_t Kp, float* out, int threads) {
+void widen_rows(ConstMatrixView x, int64_t Kp, int64_t ldx, float* out, int threads) {
   const int64_t M = x.rows();
   threads = static_cast<int>(std::clamp<int64_t>(M / 4, 1, threads));  // a few rows: no team
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (int64_t m = 0; m < M; ++m) widen_row(x.row(m), x.dtype(), x.cols(), Kp, out + m * Kp);
+  for (int64_t m = 0; m < M; ++m) widen_row(x.row(m), x.dtype(), x.cols(), Kp, out + m * ldx);
 }
 
 void run_gemv(const DensePanels& w, const float* x, int64_t M, MatrixView y, int threads) {
+  const int64_t ldx = x_stride(w.Kp);
   const GemvFn* fns = kGemvFns[w.dtype == DType::kBF16 ? 0 : 1].data();
   threads = static_cast<int>(std::min<int64_t>(threads, w.panels));
   // Static: each thread streams one contiguous run of panels.
@@ -233,7 +238,7 @@ void run_gemv(const DensePanels& w, const float* x, int64_t M, MatrixView y, int
     alignas(32) float yt[kGemvMaxRows * kPanelN];
     for (int64_t r0 = 0; r0 < M; r0 += kGemvMaxRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kGemvMaxRows, M - r0));
-      fns[rows - 1](w.panel(p), w.pairs(), x + r0 * w.Kp, w.Kp, yt);
+      fns[rows - 1](w.panel(p), w.pairs(), x + r0 * ldx, ldx, yt);
       dense_cpu::store_tile(yt, kPanelN, rows, r0, p * kPanelN, w.width(p), w.bias, y);
     }
   }
@@ -242,6 +247,7 @@ void run_gemv(const DensePanels& w, const float* x, int64_t M, MatrixView y, int
 // Rows [r0, r1) of panel group `group` into y, through yt [r1 - r0][kGroupN].
 void gemm_job(const DensePanels& w, const float* x, int64_t group, int64_t r0, int64_t r1,
               float* panel, float* yt, MatrixView y) {
+  const int64_t ldx = x_stride(w.Kp);
   const ChunkFn widen = kChunkFns[w.dtype == DType::kBF16 ? 0 : 1];
   const int64_t p0 = group * kGroupPanels;
   const int64_t p1 = std::min(w.panels, p0 + kGroupPanels);
@@ -255,7 +261,7 @@ void gemm_job(const DensePanels& w, const float* x, int64_t group, int64_t r0, i
       const int64_t blocks = (r1 - r0 + kGemmRows - 1) / kGemmRows;
       for (int64_t i = 0, r = r0; i < blocks; ++i) {
         const int rows = static_cast<int>((r1 - r + (blocks - i) - 1) / (blocks - i));
-        kGemmFns[rows - 1](panel, kc, x + r * w.Kp + k0, w.Kp,
+        kGemmFns[rows - 1](panel, kc, x + r * ldx + k0, ldx,
                            yt + (r - r0) * kGroupN + (p - p0) * kPanelN, kGroupN);
         r += rows;
       }
@@ -308,7 +314,7 @@ class PreparedDenseAvx2 final : public PreparedLinear {
     // Shared fairly with concurrent calls; at most one thread per panel and block of rows.
     const ThreadBudget budget(ctx.threads, w_.panels * ((M + kGemmRows - 1) / kGemmRows));
     const int threads = budget.threads();
-    widen_rows(x, w_.Kp, b.xf, threads);
+    widen_rows(x, w_.Kp, x_stride(w_.Kp), b.xf, threads);
     if (engine_at(M) == "gemm") {
       run_gemm(w_, b.xf, M, y, threads, b.ytiles);
     } else {
@@ -325,12 +331,12 @@ class PreparedDenseAvx2 final : public PreparedLinear {
 
  private:
   struct Buffers {
-    float* xf = nullptr;      // x as f32 [M, Kp]
+    float* xf = nullptr;      // x as f32 [M, Kp], rows x_stride(Kp) apart
     float* ytiles = nullptr;  // gemm: a job's f32 tile per thread
   };
   Buffers carve(WorkspaceCarver& c, int64_t M) const {
     Buffers b;
-    b.xf = c.take<float>(M * w_.Kp);
+    b.xf = c.take<float>(M * x_stride(w_.Kp));
     if (engine_at(M) == "gemm") b.ytiles = c.take<float>(max_threads() * kJobRowsMax * kGroupN);
     return b;
   }

@@ -62,6 +62,13 @@ std::string_view engine_at(DType weights, int64_t M) {
 // bf16 weights with f32 or f16 activations run hi + lo rows.
 bool split_rows(DType act) { return act != DType::kBF16; }
 
+// Elements of `bytes` each between activation rows: 64 bytes past a multiple of 64, so that rows
+// a multiple of 4 KiB apart (K = 2048, 4096, ...) do not all fall into the same L1 sets.
+int64_t x_stride(int64_t Kp, int64_t bytes) {
+  const int64_t line = 64 / bytes;
+  return (Kp + line - 1) / line * line + line;
+}
+
 #if defined(__x86_64__)
 
 #define QL_AVX512 __attribute__((target("avx512f")))
@@ -315,6 +322,7 @@ struct Rows {
   const uint16_t* hi = nullptr;  // dpbf16: bf16 [M, Kp]
   const uint16_t* lo = nullptr;  // dpbf16 with f32/f16 x: bf16 [M, Kp], else null
   const float* xf = nullptr;     // f16 weights: f32 [M, Kp]
+  int64_t ld = 0;                // elements between rows (x_stride)
 };
 
 // Calls fn(r, rows) over [r0, r1) in blocks of at most kBlockRows rows, balanced (8 rows: 4 + 4,
@@ -347,11 +355,11 @@ void run_job(const DensePanels& w, const Rows& x, std::string_view engine, int64
       for_blocks(r0, r1, [&](int64_t r, int rows) {
         float* out = yt + (r - r0) * kGroupN;
         if (engine == "dpbf16") {
-          kDpFns[x.lo != nullptr][rows - 1](at, pairs, x.hi + r * Kp + 2 * p0,
-                                            x.lo == nullptr ? nullptr : x.lo + r * Kp + 2 * p0, Kp,
-                                            out);
+          kDpFns[x.lo != nullptr][rows - 1](at, pairs, x.hi + r * x.ld + 2 * p0,
+                                            x.lo == nullptr ? nullptr : x.lo + r * x.ld + 2 * p0,
+                                            x.ld, out);
         } else {
-          kFusedFns[rows - 1](at, pairs, x.xf + r * Kp + 2 * p0, Kp, out);
+          kFusedFns[rows - 1](at, pairs, x.xf + r * x.ld + 2 * p0, x.ld, out);
         }
       });
     }
@@ -360,7 +368,7 @@ void run_job(const DensePanels& w, const Rows& x, std::string_view engine, int64
       const int64_t kc = std::min(kChunkK, Kp - k0);
       widen_chunk(panels, k0, kc, panel);
       for_blocks(r0, r1, [&](int64_t r, int rows) {
-        kPanelFns[rows - 1](panel, kc, x.xf + r * Kp + k0, Kp, yt + (r - r0) * kGroupN);
+        kPanelFns[rows - 1](panel, kc, x.xf + r * x.ld + k0, x.ld, yt + (r - r0) * kGroupN);
       });
     }
   }
@@ -394,18 +402,19 @@ class PreparedDenseAvx512 final : public PreparedLinear {
     const std::string_view engine = engine_at(w_.dtype, M);
     const int64_t Kp = w_.Kp;
     const int64_t K = x.cols();
+    const int64_t ld = x_stride(Kp, engine == "dpbf16" ? 2 : 4);
     int threads = static_cast<int>(std::clamp<int64_t>(M / 4, 1, budget.threads()));
     if (engine == "dpbf16") {
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (int64_t m = 0; m < M; ++m) {
-        split_row(x.row(m), x.dtype(), K, Kp, b.hi + m * Kp,
-                  b.lo == nullptr ? nullptr : b.lo + m * Kp);
+        split_row(x.row(m), x.dtype(), K, Kp, b.hi + m * ld,
+                  b.lo == nullptr ? nullptr : b.lo + m * ld);
       }
     } else {
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-      for (int64_t m = 0; m < M; ++m) widen_row(x.row(m), x.dtype(), K, Kp, b.xf + m * Kp);
+      for (int64_t m = 0; m < M; ++m) widen_row(x.row(m), x.dtype(), K, Kp, b.xf + m * ld);
     }
-    const Rows rows{b.hi, b.lo, b.xf};
+    const Rows rows{b.hi, b.lo, b.xf, ld};
     const int64_t per_job = job_rows(M, groups, budget.threads());
     const int64_t chunks = (M + per_job - 1) / per_job;
     const int64_t jobs = groups * chunks;
@@ -441,7 +450,7 @@ class PreparedDenseAvx512 final : public PreparedLinear {
 
  private:
   struct Buffers {
-    uint16_t* hi = nullptr;   // dpbf16: x as bf16 [M, Kp]
+    uint16_t* hi = nullptr;   // dpbf16: x as bf16 [M, Kp], rows x_stride apart (all three)
     uint16_t* lo = nullptr;   // dpbf16 with f32/f16 x: x - hi as bf16 [M, Kp]
     float* xf = nullptr;      // f16 weights: x as f32 [M, Kp]
     float* ytiles = nullptr;  // a job's f32 tile per thread
@@ -449,10 +458,10 @@ class PreparedDenseAvx512 final : public PreparedLinear {
   Buffers carve(WorkspaceCarver& c, int64_t M) const {
     Buffers b;
     if (w_.dtype == DType::kBF16) {
-      b.hi = c.take<uint16_t>(M * w_.Kp);
-      if (split_rows(problem().act_dtype)) b.lo = c.take<uint16_t>(M * w_.Kp);
+      b.hi = c.take<uint16_t>(M * x_stride(w_.Kp, 2));
+      if (split_rows(problem().act_dtype)) b.lo = c.take<uint16_t>(M * x_stride(w_.Kp, 2));
     } else {
-      b.xf = c.take<float>(M * w_.Kp);
+      b.xf = c.take<float>(M * x_stride(w_.Kp, 4));
     }
     // Jobs never get more rows than M rounded up to the block (job_rows).
     const int64_t rows = std::min(kJobRowsMax, (M + kBlockRows - 1) / kBlockRows * kBlockRows);
