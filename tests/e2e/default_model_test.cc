@@ -81,18 +81,20 @@ TEST(DefaultModel, MainCommandWritesTransformersGreedyText) {
 
 TEST(DefaultModel, HeldOutPerplexityEqualsTransformers) {
   const nlohmann::json g = golden();
-  // transformers scored the first 65536 characters of heldout.txt without its final newline
-  // (ASCII text, so characters are bytes), windows of 256 tokens every 128.
+  // transformers scored the first 8 KiB (and 64 KiB) of heldout.txt without its final newline
+  // (ASCII text, so characters are bytes), windows of 256 tokens every 128. The 8 KiB golden
+  // keeps this test short under the sanitizers; `qlinear perplexity` on the 64 KiB prefix gives
+  // 19.168012 against transformers' 19.168012 (docs/accuracy.md).
   std::ifstream in(kModel + "/heldout.txt", std::ios::binary);
   std::stringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
-  ASSERT_GT(text.size(), 65536u);
+  ASSERT_GT(text.size(), 8192u);
   for (unsigned char c : text) ASSERT_LT(c, 128) << "heldout.txt is not ASCII";
-  text.resize(65536);
+  text.resize(8192);
   const std::string scratch = e2e::fresh_dir("default_model", "heldout");
   std::filesystem::create_directories(scratch);
-  const std::string file = scratch + "/heldout_64k.txt";
+  const std::string file = scratch + "/heldout_8k.txt";
   std::ofstream(file, std::ios::binary) << text;
   const e2e::CliRun r = run_cli({"perplexity", "--model", kModel, "--text", file, "--ctx", "256",
                                  "--stride", "128", "--json"},
@@ -100,7 +102,7 @@ TEST(DefaultModel, HeldOutPerplexityEqualsTransformers) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;
-  const double want = g["heldout_ppl_64k"];
+  const double want = g["heldout_ppl_8k"];
   EXPECT_NEAR(j["perplexity"].get<double>(), want, 1e-3 * want);
   EXPECT_EQ(j["ctx"], 256);
   EXPECT_EQ(j["stride"], 128);
