@@ -46,8 +46,8 @@ Result<std::vector<std::string>> single_file_checkpoint(const ModelDir& dir) {
       ignored += fmt::format("{}{}", ignored.empty() ? "" : ", ", escape_for_terminal(name));
     }
     if (!ignored.empty()) {
-      log_info("{}: ignoring {} (not {} and no {}; not loaded)", dir.path(), ignored,
-               kSingleFileName, kShardIndexName);
+      log_verbose("files", "{}: ignoring {} (not {} and no {}; not loaded)", dir.path(), ignored,
+                  kSingleFileName, kShardIndexName);
     }
     return std::vector<std::string>{kSingleFileName};
   }
