@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything with warnings as errors under ASan + UBSan and runs every test with ctest,
-# then the threaded kernel tests under ThreadSanitizer (the tsan preset builds only them).
+# and with --tsan also the threaded kernel tests under ThreadSanitizer (the tsan preset builds
+# only them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -8,6 +9,8 @@ cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$(nproc)"
 ctest --preset ci -j "$(nproc)"
 
+# --tsan: the threaded kernel tests under ThreadSanitizer as well (a second, smaller build).
+[ "${1:-}" = "--tsan" ] || exit 0
 echo "== threaded kernel tests under ThreadSanitizer (tsan preset, tests/tsan.supp)"
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$(nproc)"
