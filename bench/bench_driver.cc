@@ -81,7 +81,7 @@ float unit(uint64_t r, float lo, float hi) {
   return lo + (hi - lo) * static_cast<float>(r >> 40) / static_cast<float>(1 << 24);
 }
 
-Canonical random_canonical(const LinearProblem& p, uint64_t seed) {
+Canonical random_weights(const LinearProblem& p, uint64_t seed) {
   Canonical c;
   c.name = "bench";
   c.shard_sizes = {p.N};
@@ -358,6 +358,10 @@ constexpr SchemeInfo kSchemes[] = {
 };
 
 }  // namespace
+
+Canonical random_canonical(const LinearProblem& problem, uint64_t seed) {
+  return random_weights(problem, seed);
+}
 
 std::vector<std::string> scheme_names() {
   std::vector<std::string> names;
@@ -712,7 +716,7 @@ Result<std::vector<BenchRecord>> run_bench(
       }
       problem.m_min = 1;
       problem.m_max = max_batch;
-      const Canonical weights = random_canonical(problem, 42);
+      const Canonical weights = random_weights(problem, 42);
       const int64_t bytes = weight_bytes(problem);
       const int64_t copies = rotation_copies(bytes, rotate_bytes, rotate_bytes * 4);
       std::vector<Linear> prepared;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "convert/canonical.h"
 #include "core/memory.h"
 #include "core/status.h"
 #include "kernels/problem.h"
@@ -95,6 +96,9 @@ Result<LinearProblem> scheme_problem(std::string_view scheme, int64_t K, int64_t
 Result<std::vector<BenchShape>> read_shapes(const std::string& path);
 // "4096x14336" -> {K=4096, N=14336}.
 Result<BenchShape> parse_shape(std::string_view text);
+// Random canonical weights of `problem` (codes uniform, scales 1e-3..1e-2, zeros and act-order
+// as the problem says), filled in parallel: what a benchmark runs on.
+Canonical random_canonical(const LinearProblem& problem, uint64_t seed);
 // Checkpoint-sized bytes of the weights of `problem` (see BenchRecord::weight_bytes).
 int64_t weight_bytes(const LinearProblem& problem);
 

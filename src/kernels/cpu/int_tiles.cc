@@ -143,29 +143,34 @@ CallPlan plan_call(Isa isa, int bits, DType act, int64_t M) {
   return plan;
 }
 
-// Sorted act-order: for each block of group_size sorted rows, the checkpoint group it holds.
-Result<std::vector<int32_t>> block_groups(const IntWeights& w, const std::vector<int32_t>& perm,
+// Act-order rows grouped by g_idx: for each group present, in ascending order, its rows
+// (stably) padded with -1 to group_size rows; `groups` gets the checkpoint group of each block.
+Result<std::vector<int32_t>> grouped_rows(const IntWeights& w, std::vector<int32_t>& groups,
                                           std::string_view kernel, const Canonical& weights) {
-  const int64_t blocks = w.K / w.group_size;
-  std::vector<int32_t> groups(static_cast<size_t>(blocks));
-  for (int64_t b = 0; b < blocks; ++b) {
-    if (perm.empty()) {
-      groups[b] = static_cast<int32_t>(b);
-      continue;
+  std::vector<int32_t> order(static_cast<size_t>(w.K));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return w.g_idx[a] < w.g_idx[b]; });
+  std::vector<int32_t> perm;
+  perm.reserve(order.size());
+  for (std::size_t i = 0; i < order.size();) {
+    const int32_t g = w.g_idx[order[i]];
+    std::size_t j = i;
+    while (j < order.size() && w.g_idx[order[j]] == g) ++j;
+    if (static_cast<int64_t>(j - i) > w.group_size) {
+      return make_error(ErrorCode::kMisconfigured,
+                        "{}: layer \"{}\": g_idx assigns {} rows to group {}, more than "
+                        "group_size={}",
+                        kernel, weights.name, j - i, g, w.group_size);
     }
-    const int64_t first = b * w.group_size;
-    groups[b] = w.g_idx[perm[first]];
-    for (int64_t k = first; k < first + w.group_size; ++k) {
-      if (w.g_idx[perm[k]] != groups[b]) {
-        return make_error(ErrorCode::kUnsupported,
-                          "{}: layer \"{}\": g_idx group {} has a number of rows other than "
-                          "group_size={}; act-order needs every group to hold exactly "
-                          "group_size rows",
-                          kernel, weights.name, groups[b], w.group_size);
-      }
-    }
+    perm.insert(perm.end(), order.begin() + static_cast<std::ptrdiff_t>(i),
+                order.begin() + static_cast<std::ptrdiff_t>(j));
+    perm.resize(perm.size() + static_cast<std::size_t>(w.group_size - static_cast<int64_t>(j - i)),
+                -1);
+    groups.push_back(g);
+    i = j;
   }
-  return groups;
+  return perm;
 }
 
 // f16 when every scale survives f32 -> f16 -> f32 unchanged, else bf16 when every one survives
@@ -218,7 +223,7 @@ class TiledLinear final : public PreparedLinear {
     rows_to_f32(x, 0, M, b.xf);
     const float* xs = b.xf;
     if (!w_.perm.empty()) {
-      permute_columns(b.xf, M, w_.K, w_.perm, b.permuted);
+      permute_columns(b.xf, M, w_.k_in, w_.perm, b.permuted);
       xs = b.permuted;
     }
     switch (isa_) {
@@ -271,7 +276,7 @@ class TiledLinear final : public PreparedLinear {
       b.ytiles = c.take<float>(slots * (panel ? kPanelRowChunkMax : kRowChunk) * kTileN);
       return b;
     }
-    b.xf = c.take<float>(M * K);
+    b.xf = c.take<float>(M * w_.k_in);
     if (!w_.perm.empty()) b.permuted = c.take<float>(M * K);
     if (plan.engine != "panel") {
       b.values = c.take<float>(M * w_.steps * 8);
@@ -312,7 +317,8 @@ Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device)
                            fmt::format("group_size={} not a multiple of {} (rows per packed word)",
                                        problem.group_size, rows_per_word));
   }
-  if (problem.K % problem.group_size != 0) {
+  // Act-order pads each group to group_size rows (int_tiles.h), so a ragged K is fine there.
+  if (!problem.act_order && problem.K % problem.group_size != 0) {
     return Verdict::reject(Reason::kGroupSize, fmt::format("group_size={} does not divide K={}",
                                                            problem.group_size, problem.K));
   }
@@ -330,12 +336,13 @@ std::vector<Engine> IntTileKernel::engines(const LinearProblem& problem) const {
   });
 }
 
-void permute_columns(const float* x, int64_t M, int64_t K, const std::vector<int32_t>& perm,
+void permute_columns(const float* x, int64_t M, int64_t k_in, const std::vector<int32_t>& perm,
                      float* out) {
+  const auto K = static_cast<int64_t>(perm.size());
   for (int64_t m = 0; m < M; ++m) {
-    const float* src = x + m * K;
+    const float* src = x + m * k_in;
     float* dst = out + m * K;
-    for (int64_t k = 0; k < K; ++k) dst[k] = src[perm[k]];
+    for (int64_t k = 0; k < K; ++k) dst[k] = perm[k] < 0 ? 0.0f : src[perm[k]];
   }
 }
 
@@ -344,26 +351,26 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
   TiledWeights t;
   const int rows_per_word = 32 / w.bits;
   t.bits = w.bits;
-  t.K = w.K;
+  t.k_in = w.K;
   t.N = w.N;
   t.tiles = (w.N + kTileN - 1) / kTileN;
-  t.steps = w.K / rows_per_word;
   t.group_steps = w.group_size / rows_per_word;
-  t.groups = w.K / w.group_size;
   t.bias = w.bias;
+  std::vector<int32_t> groups;
   if (!w.g_idx.empty()) {
-    t.perm.resize(static_cast<size_t>(w.K));
-    std::iota(t.perm.begin(), t.perm.end(), 0);
-    std::stable_sort(t.perm.begin(), t.perm.end(),
-                     [&](int32_t a, int32_t b) { return w.g_idx[a] < w.g_idx[b]; });
+    QL_ASSIGN_OR_RETURN(t.perm, grouped_rows(w, groups, kernel, weights));
+    // A sorted g_idx that keeps every row in place is no act-order at all.
+    bool identity = static_cast<int64_t>(t.perm.size()) == w.K;
+    for (int64_t k = 0; k < static_cast<int64_t>(t.perm.size()) && identity; ++k) {
+      identity = t.perm[k] == k;
+    }
+    if (identity) t.perm.clear();
+  } else {
+    for (int64_t b = 0; b < w.K / w.group_size; ++b) groups.push_back(static_cast<int32_t>(b));
   }
-  QL_ASSIGN_OR_RETURN(std::vector<int32_t> groups, block_groups(w, t.perm, kernel, weights));
-  // A sorted g_idx that keeps every row in place is no act-order at all.
-  bool identity = true;
-  for (int64_t k = 0; k < static_cast<int64_t>(t.perm.size()) && identity; ++k) {
-    identity = t.perm[k] == k;
-  }
-  if (identity) t.perm.clear();
+  t.K = t.perm.empty() ? w.K : static_cast<int64_t>(t.perm.size());
+  t.steps = t.K / rows_per_word;
+  t.groups = t.K / w.group_size;
 
   QL_ASSIGN_OR_RETURN(t.q, Tensor::allocate(DType::kI32, {t.tiles, t.steps, kTileN}));
   QL_ASSIGN_OR_RETURN(
@@ -391,6 +398,7 @@ Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
         uint32_t word = 0;
         for (int i = 0; i < rows_per_word; ++i) {
           const int64_t k = t.perm[d * rows_per_word + i];
+          if (k < 0) continue;  // padding: its activation is 0, any code works
           const uint32_t code =
               (w.qweight[(k / rows_per_word) * N + n] >> (bits * (k % rows_per_word))) & mask;
           word |= code << (bits * i);
@@ -433,7 +441,8 @@ Result<std::unique_ptr<PreparedLinear>> IntTileKernel::prepare(const Canonical& 
   QL_ASSIGN_OR_RETURN(const IntWeights* w, int_weights_of(weights, name_));
   const int rows_per_word = 32 / std::max(w->bits, 1);
   if ((bits_ != 0 && w->bits != bits_) || (w->bits != 4 && w->bits != 8) ||
-      w->group_size % rows_per_word != 0 || w->K % w->group_size != 0) {
+      w->group_size % rows_per_word != 0 ||
+      (w->g_idx.empty() ? w->K % w->group_size != 0 : w->K % rows_per_word != 0)) {
     return make_error(ErrorCode::kInvalidArgument,
                       "{}: layer \"{}\": bits={} group_size={} K={} were not accepted by check() "
                       "({})",

@@ -13,7 +13,9 @@
 // s and s*z per group were 12% more bytes than the 4-bit codes of a g128 layer.
 //
 // Act-order: perm = stable argsort(g_idx); weight rows are permuted at prepare and activation
-// columns at run (x' = x[:, perm]), so every group is a contiguous run of group_size rows.
+// columns at run (x' = x[:, perm]), so every group is a contiguous run of group_size rows. A
+// group with fewer rows (a row-parallel TP shard holds part of each group) is padded to
+// group_size with rows whose activation is 0 (perm = -1), so the kernels never see a ragged group.
 #pragma once
 
 #include <algorithm>
@@ -46,7 +48,8 @@ enum class Isa { kGeneric, kAvx2, kAvx512 };
 
 struct TiledWeights {
   int bits = 4;
-  int64_t K = 0;
+  int64_t K = 0;     // weight rows: the layer's K, or with act-order the padded group rows
+  int64_t k_in = 0;  // activation columns (the problem's K)
   int64_t N = 0;
   int64_t tiles = 0;
   int64_t steps = 0;          // u32 words per column: K*bits/32
@@ -56,7 +59,7 @@ struct TiledWeights {
   Tensor scales;              // f16, bf16 or f32 [tiles, groups, 64]
   Tensor zeros;               // u8 [tiles, groups, 64]; empty: symmetric (2^(bits-1) everywhere)
   float zero_offset = 0.0f;   // what the ISA adds to every code (see tile_int_weights)
-  std::vector<int32_t> perm;  // [K] or empty (no act-order)
+  std::vector<int32_t> perm;  // [K]: the x column of each row, -1 for padding; empty: none
   std::vector<float> bias;    // [N] or empty
 
   const uint32_t* tile_q(int64_t tile) const {
@@ -114,8 +117,8 @@ inline void for_row_blocks(int64_t r0, int64_t r1, Fn&& fn) {
   row_block_remainder<kMax - 1>(r1 - r, r, fn);
 }
 
-// out = x[:, perm] for M rows of K.
-void permute_columns(const float* x, int64_t M, int64_t K, const std::vector<int32_t>& perm,
+// out[:, k] = x[:, perm[k]] (0 where perm[k] < 0) for M rows; x has k_in columns, out perm.size().
+void permute_columns(const float* x, int64_t M, int64_t k_in, const std::vector<int32_t>& perm,
                      float* out);
 
 // Runs job(tile, r0, r1, ytile) for every tile and chunk of `row_chunk` activation rows on

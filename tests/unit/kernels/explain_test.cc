@@ -141,5 +141,32 @@ TEST(ExplainTest, LayerThatNothingFitsIsARowNotAFailure) {
   EXPECT_TRUE(json["layers"][0].contains("error"));
 }
 
+// --tp 4 of 128x128 FP8 blocks on hidden 256: o_proj's 64 rows per rank straddle a block, so each
+// rank takes the whole block with zero rows, and the note says which rows and what it costs.
+TEST(ExplainTest, TensorParallelPaddingIsNamedPerRank) {
+  const Checkpoint checkpoint = open_fixture(FixtureFormat::kFp8Block);
+  auto device = simulate_target("cpu:avx2");
+  ASSERT_TRUE(device.ok());
+  ExplainOptions options;
+  options.tp = 4;
+  auto report = explain_model(checkpoint, *device, policy("auto"), options);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  const auto rows = by_name(*report);
+  const std::string& o_note = rows.at("model.layers.0.self_attn.o_proj")->note;
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_NE(o_note.find("rank " + std::to_string(rank) + " of 4 owns K rows"), std::string::npos)
+        << o_note;
+  }
+  EXPECT_NE(o_note.find("64 zero rows"), std::string::npos) << o_note;
+  // Rank 0's problem is the padded one: K = one whole block.
+  EXPECT_NE(rows.at("model.layers.0.self_attn.o_proj")->problem.find("K128"), std::string::npos)
+      << rows.at("model.layers.0.self_attn.o_proj")->problem;
+  // tp 2 splits hidden 256 on block boundaries: no padding, no note.
+  options.tp = 2;
+  auto exact = explain_model(checkpoint, *device, policy("auto"), options);
+  ASSERT_TRUE(exact.ok()) << exact.status().to_string();
+  EXPECT_EQ(by_name(*exact).at("model.layers.0.self_attn.o_proj")->note, "");
+}
+
 }  // namespace
 }  // namespace qlinear

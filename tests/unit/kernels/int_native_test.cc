@@ -182,9 +182,10 @@ double tolerance(const std::string& kernel, DType dtype, int64_t M) {
   return 2e-5;
 }
 
-// Runs `kernel` on every case and compares; skips kernels this CPU cannot run.
-void expect_matches(const std::string& name, const Case& c, int64_t M, DType dtype,
-                    int threads = 0) {
+// Runs `kernel` on `layer` and compares; skips kernels this CPU cannot run.
+void expect_layer_matches(const std::string& name, const Layer& layer, int64_t M, DType dtype,
+                          int threads = 0) {
+  const Case& c = layer.c;
   SCOPED_TRACE(::testing::Message()
                << name << " bits=" << c.bits << " K=" << c.K << " N=" << c.N << " g=" << c.group
                << " zp=" << c.zeros << " act_order=" << c.act_order << " M=" << M
@@ -192,7 +193,6 @@ void expect_matches(const std::string& name, const Case& c, int64_t M, DType dty
   const LinearKernel* kernel = find_kernel(name);
   ASSERT_NE(kernel, nullptr);
   const Device device = host();
-  const Layer layer = make_layer(c, static_cast<uint32_t>(c.K * 31 + c.N * 7 + c.group));
   LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
   problem.act_dtype = dtype;
   const Verdict verdict = kernel->check(problem, device);
@@ -216,6 +216,44 @@ void expect_matches(const std::string& name, const Case& c, int64_t M, DType dty
       ++failures;
       ADD_FAILURE() << "y[" << i / c.N << ", " << i % c.N << "] = " << got << ", expected "
                     << e.y[i] << " (allowed error " << allowed << ")";
+    }
+  }
+}
+
+void expect_matches(const std::string& name, const Case& c, int64_t M, DType dtype,
+                    int threads = 0) {
+  expect_layer_matches(name, make_layer(c, static_cast<uint32_t>(c.K * 31 + c.N * 7 + c.group)), M,
+                       dtype, threads);
+}
+
+// Rows [k0, k0 + rows) of an act-order layer, as a row-parallel TP rank holds them: the global
+// g_idx of those rows and the full scale / zero tables, so groups are ragged (some rows of each
+// group live on other ranks) and K need not be a multiple of the group size.
+Layer act_order_rows(const Layer& full, int64_t k0, int64_t rows) {
+  Layer l = full;
+  l.c.K = rows;
+  const int64_t N = full.c.N;
+  l.codes.assign(full.codes.begin() + k0 * N, full.codes.begin() + (k0 + rows) * N);
+  l.group_of.assign(full.group_of.begin() + k0, full.group_of.begin() + k0 + rows);
+  auto& w = std::get<IntWeights>(l.canonical.weights);
+  w.K = rows;
+  w.qweight = test::pack_gptq(l.codes, rows, N, full.c.bits);
+  w.g_idx = l.group_of;
+  return l;
+}
+
+TEST(IntNativeTest, RaggedActOrderGroupsOfATensorParallelShard) {
+  for (const std::string& name : native_kernels()) {
+    for (int bits : {4, 8}) {
+      if (kernel_bits(name) != 0 && kernel_bits(name) != bits) continue;
+      for (bool zeros : {false, true}) {
+        const Layer full = make_layer(Case{bits, 256, 72, 64, zeros, true}, 11);
+        for (const auto& [k0, rows] : {std::pair<int64_t, int64_t>{0, 128}, {128, 128}, {32, 96}}) {
+          const Layer shard = act_order_rows(full, k0, rows);
+          for (int64_t M : {1, 5, 40}) expect_layer_matches(name, shard, M, DType::kF32);
+          expect_layer_matches(name, shard, 3, DType::kBF16);
+        }
+      }
     }
   }
 }

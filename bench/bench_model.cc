@@ -1,0 +1,250 @@
+#include "bench/bench_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "bench/bench_driver.h"
+#include "model/generation.h"
+
+namespace qlinear::bench {
+namespace {
+
+struct SyntheticShape {
+  const char* name;
+  int64_t hidden, layers, heads, kv_heads, head_dim, ffn, vocab;
+  double theta;
+  bool tied;
+};
+
+// The shapes of ../shared/tools/gpu_decode_peer.py and ../shared/tools/llamacpp_peer.sh.
+constexpr SyntheticShape kShapes[] = {
+    {"llama3-8b", 4096, 32, 32, 8, 128, 14336, 128256, 500000.0, false},
+    {"llama3.2-1b", 2048, 16, 32, 8, 64, 8192, 128256, 500000.0, true},
+    {"qwen2.5-7b", 3584, 28, 28, 4, 128, 18944, 152064, 1000000.0, false},
+    {"llama2-7b", 4096, 32, 32, 32, 128, 11008, 32000, 10000.0, false},
+    {"synth-1b", 2048, 16, 32, 8, 64, 8192, 32000, 500000.0, false},
+    // Not a real model: small enough for tests of the benchmark itself.
+    {"tiny", 256, 2, 4, 2, 64, 512, 1000, 10000.0, false},
+};
+
+// Problem templates (bench schemes) of the weight formats; the lm_head stays bf16 as in real
+// AWQ / GPTQ / FP8 checkpoints.
+const std::map<std::string, std::string>& format_schemes() {
+  static const std::map<std::string, std::string> kFormats = {{"w4a16g128", "w4a16g128"},
+                                                              {"w8a16", "w8a16"},
+                                                              {"fp8-block", "fp8-block-w8a8"},
+                                                              {"fp8-channel", "fp8-w8a8-token"},
+                                                              {"bf16", ""}};
+  return kFormats;
+}
+
+using Clock = std::chrono::steady_clock;
+
+class SyntheticWeights final : public DecoderWeights {
+ public:
+  SyntheticWeights(ModelConfig config, std::string format, uint64_t seed)
+      : config_(std::move(config)), format_(std::move(format)), seed_(seed) {}
+
+  const ModelConfig& config() const override { return config_; }
+  std::string where() const override { return "synthetic " + config_.architecture; }
+
+  Result<ConstMatrixView> embeddings() override {
+    if (embed_.data() == nullptr) {
+      QL_ASSIGN_OR_RETURN(embed_, Tensor::allocate(DType::kBF16, {config_.vocab, config_.hidden}));
+      auto* e = embed_.data_as<uint16_t>();
+      const int64_t n = embed_.numel();
+#pragma omp parallel for schedule(static)
+      for (int64_t i = 0; i < n; ++i) {
+        uint64_t x = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull + seed_;
+        x ^= x >> 31;
+        e[i] = f32_to_bf16(static_cast<float>(static_cast<int64_t>(x % 2001) - 1000) * 2e-5f);
+      }
+    }
+    return std::as_const(embed_).matrix();
+  }
+
+  Result<Tensor> norm(const std::string& /*name*/, int64_t n) override {
+    QL_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DType::kF32, {1, n}));
+    for (int64_t i = 0; i < n; ++i) t.data_as<float>()[i] = 1.0f;
+    return t;
+  }
+
+  Status for_each_linear(
+      const std::function<Status(const Canonical&, const std::string&)>& fn) override {
+    const ModelConfig& c = config_;
+    uint64_t seed = seed_;
+    auto layer = [&](const std::string& name, int64_t K, std::vector<int64_t> shards,
+                     bool dense) -> Status {
+      int64_t N = 0;
+      for (int64_t s : shards) N += s;
+      LinearProblem p;
+      const std::string scheme = dense ? "" : format_schemes().at(format_);
+      if (scheme.empty()) {
+        QL_ASSIGN_OR_RETURN(p, LinearProblem::parse(fmt::format("dense:bf16:K{}:N{}", K, N)));
+      } else {
+        QL_ASSIGN_OR_RETURN(p, scheme_problem(scheme, K, N, DType::kBF16));
+      }
+      Canonical w = random_canonical(p, seed++);
+      w.name = name;
+      w.shard_sizes = std::move(shards);
+      return fn(w, "");
+    };
+    for (int64_t l = 0; l < c.layers; ++l) {
+      const std::string p = fmt::format("model.layers.{}.", l);
+      QL_RETURN_IF_ERROR(
+          layer(p + "self_attn.qkv_proj", c.hidden, {c.q_size(), c.kv_size(), c.kv_size()}, false));
+      QL_RETURN_IF_ERROR(layer(p + "self_attn.o_proj", c.q_size(), {c.hidden}, false));
+      QL_RETURN_IF_ERROR(
+          layer(p + "mlp.gate_up_proj", c.hidden, {c.intermediate, c.intermediate}, false));
+      QL_RETURN_IF_ERROR(layer(p + "mlp.down_proj", c.intermediate, {c.hidden}, false));
+    }
+    return layer("lm_head", c.hidden, {c.vocab}, true);
+  }
+
+ private:
+  ModelConfig config_;
+  std::string format_;
+  uint64_t seed_;
+  Tensor embed_;
+};
+
+}  // namespace
+
+std::vector<std::string> synthetic_model_names() {
+  std::vector<std::string> names;
+  for (const SyntheticShape& s : kShapes) names.emplace_back(s.name);
+  return names;
+}
+
+std::vector<std::string> model_format_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, scheme] : format_schemes()) names.push_back(name);
+  return names;
+}
+
+Result<ModelConfig> synthetic_config(const std::string& name) {
+  for (const SyntheticShape& s : kShapes) {
+    if (name != s.name) continue;
+    ModelConfig c;
+    c.arch = Architecture::kLlama;
+    c.architecture = s.name;
+    c.hidden = s.hidden;
+    c.layers = s.layers;
+    c.heads = s.heads;
+    c.kv_heads = s.kv_heads;
+    c.head_dim = s.head_dim;
+    c.intermediate = s.ffn;
+    c.vocab = s.vocab;
+    c.max_positions = 131072;
+    c.rms_eps = 1e-5;
+    c.rope.theta = s.theta;
+    c.tie_embeddings = s.tied;
+    return c;
+  }
+  return make_error(ErrorCode::kInvalidArgument, "--synthetic \"{}\" is not a model; expected {}",
+                    name, fmt::join(synthetic_model_names(), ", "));
+}
+
+Result<std::unique_ptr<DecoderWeights>> synthetic_weights(const ModelConfig& config,
+                                                          const std::string& format,
+                                                          uint64_t seed) {
+  if (!format_schemes().contains(format)) {
+    return make_error(ErrorCode::kInvalidArgument, "--format \"{}\" is not a format; expected {}",
+                      format, fmt::join(model_format_names(), ", "));
+  }
+  return std::unique_ptr<DecoderWeights>(std::make_unique<SyntheticWeights>(config, format, seed));
+}
+
+Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
+  if (options.model_dir.empty() == options.synthetic.empty()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "give exactly one of --model DIR or --synthetic");
+  }
+  if (options.prompt_len < 1 || options.gen_len < 1) {
+    return make_error(ErrorCode::kInvalidArgument, "--prompt-len {} / --gen-len {}: must be >= 1",
+                      options.prompt_len, options.gen_len);
+  }
+  QL_ASSIGN_OR_RETURN(Device device, detect_device("cpu"));
+  std::unique_ptr<DecoderWeights> weights;
+  ModelBenchResult result;
+  if (!options.model_dir.empty()) {
+    QL_ASSIGN_OR_RETURN(weights,
+                        checkpoint_weights(options.model_dir, options.decoder.quantization));
+    result.model = options.model_dir;
+    result.format = "checkpoint";
+  } else {
+    QL_ASSIGN_OR_RETURN(ModelConfig config, synthetic_config(options.synthetic));
+    QL_ASSIGN_OR_RETURN(weights, synthetic_weights(config, options.format, options.seed));
+    result.model = options.synthetic;
+    result.format = options.format;
+  }
+  DecoderOptions dopts = options.decoder;
+  dopts.ctx = std::max(dopts.ctx, options.prompt_len + options.gen_len + 1);
+  dopts.max_rows = std::max<int64_t>(1, std::min(options.prompt_len, int64_t{512}));
+  QL_ASSIGN_OR_RETURN(std::unique_ptr<Decoder> decoder, Decoder::create(*weights, device, dopts));
+  result.load_s = decoder->load_seconds();
+  const ModelConfig& c = decoder->config();
+
+  std::mt19937 rng(static_cast<uint32_t>(options.seed));
+  std::uniform_int_distribution<int32_t> token(0, static_cast<int32_t>(c.vocab - 1));
+  std::vector<int32_t> prompt(static_cast<std::size_t>(options.prompt_len));
+  for (int32_t& t : prompt) t = token(rng);
+  const int threads = dopts.threads > 0 ? dopts.threads : device.cores;
+  BandwidthProbe probe(threads, int64_t{256} << 20);
+  // One warm-up run (first touch of every prepared page, OpenMP teams), then the measured one.
+  GenerationOptions gen;
+  gen.max_tokens = 2;
+  QL_RETURN_IF_ERROR(generate(*decoder, prompt, gen).status());
+  const double before = probe.measure(3);
+  gen.max_tokens = options.gen_len;
+  QL_ASSIGN_OR_RETURN(GenerationResult run, generate(*decoder, prompt, gen));
+  const double after = probe.measure(3);
+  result.prefill_tokens_per_s = static_cast<double>(prompt.size()) / run.prefill_seconds;
+  result.decode_tokens_per_s =
+      run.decode_steps > 0 ? static_cast<double>(run.decode_steps) / run.decode_seconds : 0.0;
+  // Weights once per step, the embedding row, and the KV cache rows attention reads (mean over
+  // the decoded positions).
+  const int64_t kv_bytes = dopts.kv_dtype == DType::kBF16 ? 2 : 4;
+  const double mean_positions =
+      static_cast<double>(options.prompt_len) + static_cast<double>(options.gen_len) / 2.0;
+  result.bytes_per_token =
+      decoder->weight_bytes() + static_cast<uint64_t>(c.hidden * 2) +
+      static_cast<uint64_t>(2.0 * static_cast<double>(c.layers) * mean_positions *
+                            static_cast<double>(c.kv_size()) * static_cast<double>(kv_bytes));
+  result.membw_gbps = 0.5 * (before + after);
+  result.ratio_membw = static_cast<double>(result.bytes_per_token) * result.decode_tokens_per_s /
+                       (result.membw_gbps * 1e9);
+  std::set<std::string> seen;
+  for (const DecoderLayerKernels& k : decoder->kernels()) {
+    const std::string kind = k.name.substr(k.name.rfind('.') + 1);
+    for (const LinearBucket& b : k.buckets) {
+      const std::string line = fmt::format("{}: M{}-{} {}{}", kind, b.m_min, b.m_max, b.kernel,
+                                           b.engine.empty() ? "" : " [" + b.engine + "]");
+      if (seen.insert(line).second) result.kernels.push_back(line);
+    }
+  }
+  return result;
+}
+
+std::string model_result_json(const ModelBenchResult& r) {
+  nlohmann::ordered_json j;
+  j["model"] = r.model;
+  j["format"] = r.format;
+  j["load_s"] = r.load_s;
+  j["prefill_tokens_per_s"] = r.prefill_tokens_per_s;
+  j["decode_tokens_per_s"] = r.decode_tokens_per_s;
+  j["bytes_per_token"] = r.bytes_per_token;
+  j["membw_gbps"] = r.membw_gbps;
+  j["ratio_membw"] = r.ratio_membw;
+  j["kernels"] = r.kernels;
+  return j.dump();
+}
+
+}  // namespace qlinear::bench

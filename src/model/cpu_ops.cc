@@ -1,0 +1,361 @@
+// The decoder's operations on the host (ops.h): plain loops the compiler vectorises, OpenMP over
+// rows (and over query heads in attention). Reductions accumulate in double (norms) or f32
+// (attention, as transformers' f32 softmax does).
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "model/ops.h"
+
+namespace qlinear {
+namespace {
+
+constexpr int64_t kKeyBlock = 32;  // keys scored together before the running max moves
+constexpr int64_t kMaxHeadDim = 512;
+
+float load(const void* row, DType dtype, int64_t i) {
+  switch (dtype) {
+    case DType::kF32:
+      return static_cast<const float*>(row)[i];
+    case DType::kBF16:
+      return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
+    case DType::kF16:
+      return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
+    default:
+      return 0.0f;
+  }
+}
+
+void store(void* row, DType dtype, int64_t i, float value) {
+  switch (dtype) {
+    case DType::kF32:
+      static_cast<float*>(row)[i] = value;
+      break;
+    case DType::kBF16:
+      static_cast<uint16_t*>(row)[i] = f32_to_bf16(value);
+      break;
+    case DType::kF16:
+      static_cast<uint16_t*>(row)[i] = f32_to_f16(value);
+      break;
+    default:
+      break;
+  }
+}
+
+bool float_dtype(DType d) { return d == DType::kF32 || d == DType::kBF16 || d == DType::kF16; }
+
+Status require_host(std::string_view op, ConstMatrixView v, std::string_view what) {
+  if (!v.location().host_accessible()) {
+    return make_error(ErrorCode::kInvalidArgument, "cpu ops {}: {} lives in {} memory", op, what,
+                      v.location().to_string());
+  }
+  return Status::ok_status();
+}
+
+Status require_shape(std::string_view op, std::string_view what, ConstMatrixView v, int64_t rows,
+                     int64_t cols) {
+  if (v.rows() != rows || v.cols() != cols) {
+    return make_error(ErrorCode::kInvalidArgument, "cpu ops {}: {} is [{}, {}]; expected [{}, {}]",
+                      op, what, v.rows(), v.cols(), rows, cols);
+  }
+  return require_host(op, v, what);
+}
+
+Status require_f32(std::string_view op, std::string_view what, ConstMatrixView v) {
+  if (v.dtype() != DType::kF32) {
+    return make_error(ErrorCode::kInvalidArgument, "cpu ops {}: {} is {}; needs f32", op, what,
+                      dtype_name(v.dtype()));
+  }
+  return Status::ok_status();
+}
+
+// The inverse RMS of a row, accumulated in double.
+float inverse_rms(const float* x, int64_t n, float eps) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  return static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(n) + eps));
+}
+
+class CpuOps final : public DecoderOps {
+ public:
+  explicit CpuOps(int threads) : threads_(threads > 0 ? threads : omp_get_max_threads()) {}
+
+  Status embed(ConstMatrixView table, ConstMatrixView ids, MatrixView out) override {
+    const int64_t T = ids.cols();
+    QL_RETURN_IF_ERROR(require_shape("embed", "out", out, T, table.cols()));
+    QL_RETURN_IF_ERROR(require_f32("embed", "out", out));
+    QL_RETURN_IF_ERROR(require_host("embed", table, "the table"));
+    const int32_t* id = ids.row_as<int32_t>(0);
+    for (int64_t t = 0; t < T; ++t) {
+      if (id[t] < 0 || id[t] >= table.rows()) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "token id {} at position {} is outside the vocabulary [0, {})", id[t], t,
+                          table.rows());
+      }
+    }
+#pragma omp parallel for num_threads(team(T* table.cols())) schedule(static)
+    for (int64_t t = 0; t < T; ++t) {
+      convert_to_f32(table.row(id[t]), table.dtype(), static_cast<std::size_t>(table.cols()),
+                     out.row_as<float>(t));
+    }
+    return Status::ok_status();
+  }
+
+  Status rms_norm(ConstMatrixView x, ConstMatrixView weight, float eps, MatrixView out) override {
+    QL_RETURN_IF_ERROR(require_f32("rms_norm", "x", x));
+    QL_RETURN_IF_ERROR(require_shape("rms_norm", "out", out, x.rows(), x.cols()));
+    QL_RETURN_IF_ERROR(require_shape("rms_norm", "weight", weight, 1, x.cols()));
+    const int64_t n = x.cols();
+    const float* w = weight.row_as<float>(0);
+#pragma omp parallel for num_threads(team(x.rows() * n)) schedule(static)
+    for (int64_t t = 0; t < x.rows(); ++t) {
+      const float* row = x.row_as<float>(t);
+      const float inv = inverse_rms(row, n, eps);
+      void* dst = out.row(t);
+      for (int64_t i = 0; i < n; ++i) store(dst, out.dtype(), i, w[i] * (row[i] * inv));
+    }
+    return Status::ok_status();
+  }
+
+  Status add_rms_norm(MatrixView residual, ConstMatrixView delta, ConstMatrixView weight, float eps,
+                      MatrixView out) override {
+    QL_RETURN_IF_ERROR(add(residual, delta));
+    return rms_norm(residual, weight, eps, out);
+  }
+
+  Status head_rms_norm(MatrixView x, int64_t head_dim, ConstMatrixView weight, float eps) override {
+    QL_RETURN_IF_ERROR(require_f32("head_rms_norm", "x", x));
+    QL_RETURN_IF_ERROR(require_shape("head_rms_norm", "weight", weight, 1, head_dim));
+    if (head_dim <= 0 || x.cols() % head_dim != 0) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cpu ops head_rms_norm: {} columns are not whole heads of {}", x.cols(),
+                        head_dim);
+    }
+    const float* w = weight.row_as<float>(0);
+    const int64_t heads = x.cols() / head_dim;
+#pragma omp parallel for num_threads(team(x.rows() * x.cols())) schedule(static)
+    for (int64_t t = 0; t < x.rows(); ++t) {
+      float* row = x.row_as<float>(t);
+      for (int64_t h = 0; h < heads; ++h) {
+        float* v = row + h * head_dim;
+        const float inv = inverse_rms(v, head_dim, eps);
+        for (int64_t i = 0; i < head_dim; ++i) v[i] = w[i] * (v[i] * inv);
+      }
+    }
+    return Status::ok_status();
+  }
+
+  Status rope(MatrixView x, int64_t head_dim, ConstMatrixView positions,
+              const RopeTable& table) override {
+    QL_RETURN_IF_ERROR(require_f32("rope", "x", x));
+    const int64_t half = head_dim / 2;
+    if (half != table.half || x.cols() % head_dim != 0 || positions.cols() != x.rows()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cpu ops rope: x [{}, {}] with head_dim {} and {} positions does not fit "
+                        "a table of {} frequencies",
+                        x.rows(), x.cols(), head_dim, positions.cols(), table.half);
+    }
+    const int32_t* pos = positions.row_as<int32_t>(0);
+    for (int64_t t = 0; t < x.rows(); ++t) {
+      if (pos[t] < 0 || pos[t] >= table.positions) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "position {} is outside the rotary table [0, {}) (--ctx)", pos[t],
+                          table.positions);
+      }
+    }
+    const int64_t heads = x.cols() / head_dim;
+#pragma omp parallel for num_threads(team(x.rows() * x.cols())) schedule(static)
+    for (int64_t t = 0; t < x.rows(); ++t) {
+      const float* c = table.cos.row_as<float>(pos[t]);
+      const float* s = table.sin.row_as<float>(pos[t]);
+      float* row = x.row_as<float>(t);
+      for (int64_t h = 0; h < heads; ++h) {
+        float* v = row + h * head_dim;
+        for (int64_t i = 0; i < half; ++i) {
+          const float a = v[i];
+          const float b = v[i + half];
+          v[i] = a * c[i] - b * s[i];
+          v[i + half] = b * c[i] + a * s[i];
+        }
+      }
+    }
+    return Status::ok_status();
+  }
+
+  Status store_kv(ConstMatrixView k, ConstMatrixView v, ConstMatrixView positions,
+                  const KvCacheView& cache, int64_t layer) override {
+    const int64_t width = cache.kv_heads * cache.head_dim;
+    QL_RETURN_IF_ERROR(require_shape("store_kv", "k", k, positions.cols(), width));
+    QL_RETURN_IF_ERROR(require_shape("store_kv", "v", v, positions.cols(), width));
+    const int32_t* pos = positions.row_as<int32_t>(0);
+    const MatrixView ck = cache.layer_k(layer);
+    const MatrixView cv = cache.layer_v(layer);
+    for (int64_t t = 0; t < k.rows(); ++t) {
+      if (pos[t] < 0 || pos[t] >= cache.capacity) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "position {} does not fit the KV cache of {} positions (--ctx)", pos[t],
+                          cache.capacity);
+      }
+      for (const auto& [src, dst] : {std::pair{k, ck}, std::pair{v, cv}}) {
+        void* out = dst.row(pos[t]);
+        const void* in = src.row(t);
+        if (src.dtype() == dst.dtype()) {
+          std::memcpy(out, in, static_cast<std::size_t>(width) * src.element_bytes());
+        } else {
+          for (int64_t i = 0; i < width; ++i) store(out, dst.dtype(), i, load(in, src.dtype(), i));
+        }
+      }
+    }
+    return Status::ok_status();
+  }
+
+  Status attention(ConstMatrixView q, ConstMatrixView positions, const KvCacheView& cache,
+                   int64_t layer, const AttentionShape& shape, MatrixView out) override {
+    const int64_t d = shape.head_dim;
+    const int64_t T = q.rows();
+    QL_RETURN_IF_ERROR(require_f32("attention", "q", q));
+    QL_RETURN_IF_ERROR(require_shape("attention", "q", q, T, shape.heads * d));
+    QL_RETURN_IF_ERROR(require_shape("attention", "out", out, T, shape.heads * d));
+    if (d > kMaxHeadDim || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0 ||
+        positions.cols() != T) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cpu ops attention: heads {} / kv heads {} / head_dim {} / {} positions "
+                        "for {} rows",
+                        shape.heads, shape.kv_heads, d, positions.cols(), T);
+    }
+    const int32_t* pos = positions.row_as<int32_t>(0);
+    for (int64_t t = 0; t < T; ++t) {
+      if (pos[t] < 0 || pos[t] >= cache.capacity) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "position {} does not fit the KV cache of {} positions", pos[t],
+                          cache.capacity);
+      }
+    }
+    const MatrixView ck = cache.layer_k(layer);
+    const MatrixView cv = cache.layer_v(layer);
+    const int64_t group = shape.heads / shape.kv_heads;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    const int64_t jobs = T * shape.heads;
+#pragma omp parallel for num_threads(team(jobs * 4096)) schedule(dynamic, 1)
+    for (int64_t job = 0; job < jobs; ++job) {
+      const int64_t t = job / shape.heads;
+      const int64_t h = job % shape.heads;
+      const int64_t kvh = h / group;
+      const float* qv = q.row_as<float>(t) + h * d;
+      const int64_t last = pos[t];
+      const int64_t first = shape.window > 0 ? std::max<int64_t>(0, last - shape.window + 1) : 0;
+      float acc[kMaxHeadDim];
+      float key[kMaxHeadDim];
+      std::fill(acc, acc + d, 0.0f);
+      float running_max = -std::numeric_limits<float>::infinity();
+      float running_sum = 0.0f;
+      for (int64_t j0 = first; j0 <= last; j0 += kKeyBlock) {
+        const int64_t j1 = std::min(last + 1, j0 + kKeyBlock);
+        float scores[kKeyBlock];
+        float block_max = running_max;
+        for (int64_t j = j0; j < j1; ++j) {
+          const void* krow = static_cast<const std::byte*>(ck.row(j)) +
+                             kvh * d * static_cast<int64_t>(ck.element_bytes());
+          convert_to_f32(krow, ck.dtype(), static_cast<std::size_t>(d), key);
+          float dot = 0.0f;
+          for (int64_t i = 0; i < d; ++i) dot += qv[i] * key[i];
+          scores[j - j0] = dot * scale;
+          block_max = std::max(block_max, scores[j - j0]);
+        }
+        const float correction = std::exp(running_max - block_max);
+        running_sum *= correction;
+        for (int64_t i = 0; i < d; ++i) acc[i] *= correction;
+        running_max = block_max;
+        for (int64_t j = j0; j < j1; ++j) {
+          const float p = std::exp(scores[j - j0] - running_max);
+          running_sum += p;
+          const void* vrow = static_cast<const std::byte*>(cv.row(j)) +
+                             kvh * d * static_cast<int64_t>(cv.element_bytes());
+          convert_to_f32(vrow, cv.dtype(), static_cast<std::size_t>(d), key);
+          for (int64_t i = 0; i < d; ++i) acc[i] += p * key[i];
+        }
+      }
+      void* dst =
+          static_cast<std::byte*>(out.row(t)) + h * d * static_cast<int64_t>(out.element_bytes());
+      const float inv = 1.0f / running_sum;
+      for (int64_t i = 0; i < d; ++i) store(dst, out.dtype(), i, acc[i] * inv);
+    }
+    return Status::ok_status();
+  }
+
+  Status silu_mul(ConstMatrixView gate, ConstMatrixView up, MatrixView out) override {
+    QL_RETURN_IF_ERROR(require_f32("silu_mul", "gate", gate));
+    QL_RETURN_IF_ERROR(require_f32("silu_mul", "up", up));
+    const int64_t I = out.cols();
+    QL_RETURN_IF_ERROR(require_shape("silu_mul", "gate", gate, out.rows(), I));
+    QL_RETURN_IF_ERROR(require_shape("silu_mul", "up", up, out.rows(), I));
+    QL_RETURN_IF_ERROR(require_host("silu_mul", out, "out"));
+#pragma omp parallel for num_threads(team(out.rows() * I)) schedule(static)
+    for (int64_t t = 0; t < out.rows(); ++t) {
+      const float* g = gate.row_as<float>(t);
+      const float* u = up.row_as<float>(t);
+      void* dst = out.row(t);
+      for (int64_t i = 0; i < I; ++i) {
+        store(dst, out.dtype(), i, g[i] / (1.0f + std::exp(-g[i])) * u[i]);
+      }
+    }
+    return Status::ok_status();
+  }
+
+  Status add(MatrixView dst, ConstMatrixView src) override {
+    QL_RETURN_IF_ERROR(require_f32("add", "dst", dst));
+    QL_RETURN_IF_ERROR(require_shape("add", "src", src, dst.rows(), dst.cols()));
+    if (!float_dtype(src.dtype())) {
+      return make_error(ErrorCode::kInvalidArgument, "cpu ops add: src is {}",
+                        dtype_name(src.dtype()));
+    }
+#pragma omp parallel for num_threads(team(dst.rows() * dst.cols())) schedule(static)
+    for (int64_t t = 0; t < dst.rows(); ++t) {
+      float* d = dst.row_as<float>(t);
+      const void* s = src.row(t);
+      for (int64_t i = 0; i < dst.cols(); ++i) d[i] += load(s, src.dtype(), i);
+    }
+    return Status::ok_status();
+  }
+
+  Status copy(ConstMatrixView src, MatrixView dst) override {
+    QL_RETURN_IF_ERROR(require_shape("copy", "src", src, dst.rows(), dst.cols()));
+    QL_RETURN_IF_ERROR(require_host("copy", dst, "dst"));
+    if (!float_dtype(src.dtype()) || !float_dtype(dst.dtype())) {
+      return make_error(ErrorCode::kInvalidArgument, "cpu ops copy: {} to {}",
+                        dtype_name(src.dtype()), dtype_name(dst.dtype()));
+    }
+    for (int64_t t = 0; t < dst.rows(); ++t) {
+      if (src.dtype() == dst.dtype()) {
+        std::memcpy(dst.row(t), src.row(t),
+                    static_cast<std::size_t>(dst.cols()) * dst.element_bytes());
+        continue;
+      }
+      for (int64_t i = 0; i < dst.cols(); ++i) {
+        store(dst.row(t), dst.dtype(), i, load(src.row(t), src.dtype(), i));
+      }
+    }
+    return Status::ok_status();
+  }
+
+ private:
+  // Threads for a loop over `work` elements: small work stays on one thread (a team costs more).
+  int team(int64_t work) const {
+    if (omp_in_parallel()) return 1;
+    return work < (int64_t{1} << 15) ? 1 : threads_;
+  }
+
+  int threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<DecoderOps> make_cpu_ops(int threads) { return std::make_unique<CpuOps>(threads); }
+
+}  // namespace qlinear

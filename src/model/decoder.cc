@@ -1,0 +1,676 @@
+// The decoder (decoder.h): loading, the per-rank layout of every projection, and the forward.
+#include "model/decoder.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/tensor.h"
+#include "kernels/device_context.h"
+#include "model/ops.h"
+#include "quant/layer_plan.h"
+#include "quant/quant_spec.h"
+#include "shard/shard.h"
+
+namespace qlinear {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// --- projections of one rank ------------------------------------------------------------------
+
+// A column-parallel projection of one rank: one Linear (fused) or several (unfused shards), each
+// writing its own columns of the rank's output buffer; `slots` are the logical outputs (q, k, v or
+// gate, up) inside that buffer.
+struct ColumnPart {
+  Linear linear;
+  int64_t col = 0;
+};
+struct ColumnProjection {
+  std::vector<ColumnPart> parts;
+  int64_t width = 0;
+  std::vector<std::optional<ColumnWindow>> slots;
+};
+
+// A row-parallel projection of one rank: its input is the rank's activations at pad_front inside
+// k_padded columns (zeros around them when a group straddles ranks).
+struct RowProjection {
+  std::optional<Linear> linear;
+  int64_t pad_front = 0;
+  int64_t k_padded = 0;
+};
+
+struct RankLayer {
+  ColumnProjection qkv;
+  RowProjection o;
+  ColumnProjection gate_up;
+  RowProjection down;
+};
+
+struct Layer {
+  Tensor input_norm;
+  Tensor post_norm;
+  Tensor q_norm;
+  Tensor k_norm;
+  std::vector<RankLayer> ranks;
+};
+
+// Which projection a linear layer of the checkpoint is, and its slot in it.
+enum class Role { kQkv, kQ, kK, kV, kO, kGateUp, kGate, kUp, kDown, kLmHead };
+
+struct Placement {
+  int64_t layer = -1;  // -1: lm_head
+  Role role = Role::kLmHead;
+};
+
+Result<Placement> place(const std::string& name, int64_t layers) {
+  static const std::regex kLayer(R"(^model\.layers\.(\d+)\.(self_attn|mlp)\.([a-z_]+)$)");
+  if (name == "lm_head") return Placement{-1, Role::kLmHead};
+  std::smatch m;
+  if (!std::regex_match(name, m, kLayer)) {
+    return make_error(ErrorCode::kUnsupported,
+                      "linear layer \"{}\" has no place in a Llama-style decoder (expected "
+                      "model.layers.N.self_attn.{{q,k,v,o}}_proj, model.layers.N.mlp."
+                      "{{gate,up,down}}_proj or lm_head)",
+                      name);
+  }
+  const int64_t layer = std::stoll(m[1].str());
+  if (layer >= layers) {
+    return make_error(ErrorCode::kMisconfigured,
+                      "linear layer \"{}\": layer {} but config.json \"num_hidden_layers\" = {}",
+                      name, layer, layers);
+  }
+  const std::string leaf = m[3].str();
+  const std::map<std::string, Role> roles = {
+      {"qkv_proj", Role::kQkv},   {"q_proj", Role::kQ},   {"k_proj", Role::kK},
+      {"v_proj", Role::kV},       {"o_proj", Role::kO},   {"gate_up_proj", Role::kGateUp},
+      {"gate_proj", Role::kGate}, {"up_proj", Role::kUp}, {"down_proj", Role::kDown}};
+  const auto it = roles.find(leaf);
+  if (it == roles.end()) {
+    return make_error(ErrorCode::kUnsupported,
+                      "linear layer \"{}\": \"{}\" is not a projection "
+                      "of a Llama-style decoder",
+                      name, leaf);
+  }
+  return Placement{layer, it->second};
+}
+
+// Checkpoint-sized bytes a layer's weights stream per call (codes, scales as stored, zeros).
+uint64_t streamed_bytes(const Canonical& c) {
+  if (const auto* w = std::get_if<IntWeights>(&c.weights)) {
+    const uint64_t groups = static_cast<uint64_t>(w->num_groups * w->N);
+    return static_cast<uint64_t>(w->K * w->N * w->bits / 8) + groups * 2 +
+           (w->zeros.empty() ? 0 : groups * w->bits / 8);
+  }
+  if (const auto* f = std::get_if<Fp8Weights>(&c.weights)) {
+    return static_cast<uint64_t>(f->N * f->K) + f->scale.size() * 4;
+  }
+  const auto& d = std::get<DenseWeights>(c.weights);
+  return d.data.size();
+}
+
+class DeviceDecoder final : public Decoder {
+ public:
+  const ModelConfig& config() const override { return config_; }
+  int64_t max_rows() const override { return options_.max_rows; }
+  int64_t context() const override { return options_.ctx; }
+  std::vector<DecoderLayerKernels> kernels() const override { return kernels_; }
+  uint64_t weight_bytes() const override { return weight_bytes_; }
+  double load_seconds() const override { return load_seconds_; }
+
+  Status load(DecoderWeights& weights, const Device& device, const DecoderOptions& options);
+  Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
+                 MatrixView logits) override;
+
+ private:
+  Status place_part(const Canonical& part, const std::string& note, const Device& device);
+  Status add_column(ColumnProjection& projection, std::vector<int> slot_ids, const ShardPlan& plan,
+                    Linear linear);
+  Status check_complete() const;
+  Status allocate_buffers();
+  Status run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out);
+  Status run_row(const RowProjection& p, ConstMatrixView x, MatrixView out);
+  // A device tensor of `dtype` [rows, cols] (host memory on the cpu).
+  Result<Tensor> device_tensor(DType dtype, int64_t rows, int64_t cols) const;
+  // `host` in the device's memory (itself on the cpu).
+  Result<Tensor> to_device(Tensor host) const;
+  Status download_window(ConstMatrixView src, ColumnWindow window, MatrixView dst);
+  bool on_host() const { return dc_->location().host_accessible(); }
+
+  DecoderOptions options_;
+  DeviceContext* dc_ = nullptr;
+  ModelConfig config_;
+  std::string where_;
+  std::unique_ptr<DecoderOps> ops_;
+  ConstMatrixView embed_;  // [vocab, hidden] in the checkpoint's dtype (mapped, or embed_copy_)
+  Tensor embed_copy_;      // the table in device memory (not on the cpu)
+  Tensor final_norm_;
+  std::vector<Layer> layers_;
+  std::vector<ColumnProjection> lm_head_;  // per rank (one when the vocabulary does not split)
+  int64_t heads_per_rank_ = 0;
+  int64_t kv_heads_per_rank_ = 0;
+  int64_t inter_per_rank_ = 0;
+  std::vector<DecoderLayerKernels> kernels_;
+  uint64_t weight_bytes_ = 0;
+  double load_seconds_ = 0.0;
+
+  // Buffers for max_rows tokens, allocated once.
+  Tensor hidden_, normed_, delta_, partial_, ids_, positions_, workspace_, rope_cos_, rope_sin_;
+  Tensor host_ids_, host_logits_;  // staging for a device: token ids and positions up, logits down
+  Tensor kv_k_, kv_v_;
+  std::vector<Tensor> qkv_buf_, attn_buf_, gate_up_buf_, act_buf_, lm_buf_;
+  RopeTable rope_;
+  ExecContext ctx_;
+};
+
+Status DeviceDecoder::add_column(ColumnProjection& projection, std::vector<int> slot_ids,
+                                 const ShardPlan& plan, Linear linear) {
+  if (plan.windows.size() != slot_ids.size()) {
+    return make_error(ErrorCode::kInternal, "{}: {} windows for {} slots", linear.name(),
+                      plan.windows.size(), slot_ids.size());
+  }
+  const int64_t col = projection.width;
+  for (std::size_t i = 0; i < slot_ids.size(); ++i) {
+    const auto slot = static_cast<std::size_t>(slot_ids[i]);
+    if (projection.slots.size() <= slot) projection.slots.resize(slot + 1);
+    projection.slots[slot] = ColumnWindow{col + plan.windows[i].begin, plan.windows[i].size};
+  }
+  projection.width += linear.N();
+  projection.parts.push_back({std::move(linear), col});
+  return Status::ok_status();
+}
+
+Status DeviceDecoder::place_part(const Canonical& part, const std::string& note,
+                                 const Device& device) {
+  QL_ASSIGN_OR_RETURN(const Placement where, place(part.name, config_.layers));
+  const int tp = options_.tp;
+  // lm_head splits its vocabulary only when every rank gets the same number of rows.
+  const bool replicate = where.role == Role::kLmHead && config_.vocab % tp != 0;
+  const int ranks = replicate ? 1 : tp;
+  for (int r = 0; r < ranks; ++r) {
+    const ParallelKind kind = parallel_kind_for(part.name);
+    QL_ASSIGN_OR_RETURN(ShardPlan plan, plan_shard(part, kind, ranks, r));
+    LinearOptions lo;
+    lo.policy = options_.policy;
+    lo.act_dtype = options_.act_dtype;
+    lo.out_dtype = DType::kF32;
+    lo.max_rows = options_.max_rows;
+    lo.tp = ranks;
+    weight_bytes_ += streamed_bytes(plan.weights);
+    QL_ASSIGN_OR_RETURN(Linear linear, Linear::create(plan.weights, device, lo, part.name));
+    std::string layer_note = note;
+    if (!plan.padding.empty()) {
+      layer_note += (layer_note.empty() ? "" : "; ") + plan.padding;
+    }
+    if (replicate && tp > 1) {
+      layer_note += fmt::format("{}replicated: vocab {} does not split {} ways",
+                                layer_note.empty() ? "" : "; ", config_.vocab, tp);
+    }
+    kernels_.push_back({part.name, r, linear.buckets(), layer_note});
+    if (where.role == Role::kLmHead) {
+      QL_RETURN_IF_ERROR(
+          add_column(lm_head_[static_cast<std::size_t>(r)], {0}, plan, std::move(linear)));
+      continue;
+    }
+    RankLayer& rank =
+        layers_[static_cast<std::size_t>(where.layer)].ranks[static_cast<std::size_t>(r)];
+    switch (where.role) {
+      case Role::kQkv:
+        QL_RETURN_IF_ERROR(add_column(rank.qkv, {0, 1, 2}, plan, std::move(linear)));
+        break;
+      case Role::kQ:
+      case Role::kK:
+      case Role::kV:
+        QL_RETURN_IF_ERROR(
+            add_column(rank.qkv, {static_cast<int>(where.role) - 1}, plan, std::move(linear)));
+        break;
+      case Role::kGateUp:
+        QL_RETURN_IF_ERROR(add_column(rank.gate_up, {0, 1}, plan, std::move(linear)));
+        break;
+      case Role::kGate:
+      case Role::kUp:
+        QL_RETURN_IF_ERROR(
+            add_column(rank.gate_up, {where.role == Role::kGate ? 0 : 1}, plan, std::move(linear)));
+        break;
+      case Role::kO:
+      case Role::kDown: {
+        RowProjection& row = where.role == Role::kO ? rank.o : rank.down;
+        row.pad_front = plan.pad_front;
+        row.k_padded = plan.weights.K();
+        row.linear = std::move(linear);
+        break;
+      }
+      case Role::kLmHead:
+        break;
+    }
+  }
+  return Status::ok_status();
+}
+
+// The shapes every rank's projections must have, against config.json.
+Status DeviceDecoder::check_complete() const {
+  const ModelConfig& c = config_;
+  const std::string dir = where_;
+  auto missing = [&](int64_t layer, std::string_view what) {
+    return make_error(ErrorCode::kMisconfigured,
+                      "{}: model.layers.{} has no {} (config.json \"num_hidden_layers\" = {})", dir,
+                      layer, what, c.layers);
+  };
+  auto width = [&](int64_t layer, std::string_view what, int64_t got, int64_t want,
+                   std::string_view rule) {
+    return make_error(ErrorCode::kMisconfigured,
+                      "{}: model.layers.{}.{} gives {} outputs per rank; config.json needs {} ({})",
+                      dir, layer, what, got, want, rule);
+  };
+  for (int64_t l = 0; l < c.layers; ++l) {
+    for (const RankLayer& r : layers_[static_cast<std::size_t>(l)].ranks) {
+      if (r.qkv.slots.size() != 3 || !r.qkv.slots[0] || !r.qkv.slots[1] || !r.qkv.slots[2]) {
+        return missing(l, "self_attn q_proj / k_proj / v_proj");
+      }
+      if (!r.o.linear) return missing(l, "self_attn.o_proj");
+      if (r.gate_up.slots.size() != 2 || !r.gate_up.slots[0] || !r.gate_up.slots[1]) {
+        return missing(l, "mlp.gate_proj / up_proj");
+      }
+      if (!r.down.linear) return missing(l, "mlp.down_proj");
+      if (r.qkv.slots[0]->size != heads_per_rank_ * c.head_dim) {
+        return width(l, "self_attn.q_proj", r.qkv.slots[0]->size, heads_per_rank_ * c.head_dim,
+                     "num_attention_heads x head_dim");
+      }
+      for (int s : {1, 2}) {
+        if (r.qkv.slots[static_cast<std::size_t>(s)]->size != kv_heads_per_rank_ * c.head_dim) {
+          return width(l, s == 1 ? "self_attn.k_proj" : "self_attn.v_proj",
+                       r.qkv.slots[static_cast<std::size_t>(s)]->size,
+                       kv_heads_per_rank_ * c.head_dim, "num_key_value_heads x head_dim");
+        }
+      }
+      for (int s : {0, 1}) {
+        if (r.gate_up.slots[static_cast<std::size_t>(s)]->size != inter_per_rank_) {
+          return width(l, s == 0 ? "mlp.gate_proj" : "mlp.up_proj",
+                       r.gate_up.slots[static_cast<std::size_t>(s)]->size, inter_per_rank_,
+                       "intermediate_size");
+        }
+      }
+      for (const ColumnPart& part : r.qkv.parts) {
+        if (part.linear.K() != c.hidden) {
+          return width(l, "self_attn q/k/v inputs", part.linear.K(), c.hidden, "hidden_size");
+        }
+      }
+      if (r.o.linear->N() != c.hidden || r.down.linear->N() != c.hidden) {
+        return width(l, "o_proj / down_proj", r.o.linear->N(), c.hidden, "hidden_size");
+      }
+    }
+  }
+  for (const ColumnProjection& lm : lm_head_) {
+    if (lm.slots.empty() || !lm.slots[0]) {
+      return make_error(ErrorCode::kMisconfigured,
+                        "{}: no lm_head.weight and config.json \"tie_word_embeddings\" is false",
+                        dir);
+    }
+  }
+  return Status::ok_status();
+}
+
+Status DeviceDecoder::allocate_buffers() {
+  const int64_t R = options_.max_rows;
+  const ModelConfig& c = config_;
+  QL_ASSIGN_OR_RETURN(hidden_, device_tensor(DType::kF32, R, c.hidden));
+  QL_ASSIGN_OR_RETURN(normed_, device_tensor(options_.act_dtype, R, c.hidden));
+  QL_ASSIGN_OR_RETURN(delta_, device_tensor(DType::kF32, R, c.hidden));
+  QL_ASSIGN_OR_RETURN(partial_, device_tensor(DType::kF32, R, c.hidden));
+  QL_ASSIGN_OR_RETURN(ids_, device_tensor(DType::kI32, 1, R));
+  QL_ASSIGN_OR_RETURN(positions_, device_tensor(DType::kI32, 1, R));
+  if (!on_host()) {
+    QL_ASSIGN_OR_RETURN(host_ids_, Tensor::allocate(DType::kI32, {2, R}));
+  }
+  std::size_t workspace = 0;
+  auto need = [&](const Linear& l) { workspace = std::max(workspace, l.workspace_bytes(R)); };
+  for (std::size_t r = 0; r < layers_.front().ranks.size(); ++r) {
+    const RankLayer& rank = layers_.front().ranks[r];
+    Tensor t;
+    QL_ASSIGN_OR_RETURN(t, device_tensor(DType::kF32, R, rank.qkv.width));
+    qkv_buf_.push_back(std::move(t));
+    QL_ASSIGN_OR_RETURN(t, device_tensor(options_.act_dtype, R, rank.o.k_padded));
+    attn_buf_.push_back(std::move(t));
+    QL_ASSIGN_OR_RETURN(t, device_tensor(DType::kF32, R, rank.gate_up.width));
+    gate_up_buf_.push_back(std::move(t));
+    QL_ASSIGN_OR_RETURN(t, device_tensor(options_.act_dtype, R, rank.down.k_padded));
+    act_buf_.push_back(std::move(t));
+  }
+  for (const Layer& layer : layers_) {
+    for (std::size_t r = 0; r < layer.ranks.size(); ++r) {
+      const RankLayer& rank = layer.ranks[r];
+      // Every layer shares the rank's buffers: their shapes must agree with layer 0's.
+      if (rank.qkv.width != qkv_buf_[r].shape()[1] || rank.o.k_padded != attn_buf_[r].shape()[1] ||
+          rank.gate_up.width != gate_up_buf_[r].shape()[1] ||
+          rank.down.k_padded != act_buf_[r].shape()[1]) {
+        return make_error(ErrorCode::kUnsupported,
+                          "{}: the decoder layers do not all have the same shapes (layer 0's "
+                          "buffers are reused by every layer)",
+                          where_);
+      }
+      for (const ColumnPart& p : rank.qkv.parts) need(p.linear);
+      for (const ColumnPart& p : rank.gate_up.parts) need(p.linear);
+      need(*rank.o.linear);
+      need(*rank.down.linear);
+    }
+  }
+  for (const ColumnProjection& lm : lm_head_) {
+    Tensor t;
+    QL_ASSIGN_OR_RETURN(t, device_tensor(DType::kF32, R, lm.width));
+    lm_buf_.push_back(std::move(t));
+    for (const ColumnPart& p : lm.parts) need(p.linear);
+  }
+  if (!on_host()) {
+    int64_t widest = 0;
+    for (const ColumnProjection& lm : lm_head_) widest = std::max(widest, lm.width);
+    QL_ASSIGN_OR_RETURN(host_logits_, Tensor::allocate(DType::kF32, {R, widest}));
+  }
+  QL_ASSIGN_OR_RETURN(workspace_, Tensor::allocate(DType::kU8, {static_cast<int64_t>(workspace)},
+                                                   dc_->allocator()));
+  ctx_.threads = options_.threads;
+  ctx_.stream = dc_->default_stream();
+  ctx_.workspace = {workspace_.data(), workspace_.nbytes(), dc_->location()};
+
+  // KV cache and the rotary table for ctx positions.
+  const int64_t width = c.kv_size();
+  QL_ASSIGN_OR_RETURN(kv_k_, device_tensor(options_.kv_dtype, c.layers * options_.ctx, width));
+  QL_ASSIGN_OR_RETURN(kv_v_, device_tensor(options_.kv_dtype, c.layers * options_.ctx, width));
+  const RopeFrequencies freq = rope_frequencies(c);
+  const int64_t half = c.head_dim / 2;
+  QL_ASSIGN_OR_RETURN(rope_cos_, Tensor::allocate(DType::kF32, {options_.ctx, half}));
+  QL_ASSIGN_OR_RETURN(rope_sin_, Tensor::allocate(DType::kF32, {options_.ctx, half}));
+  for (int64_t p = 0; p < options_.ctx; ++p) {
+    for (int64_t i = 0; i < half; ++i) {
+      // As transformers: f32 inverse frequencies times the f32 position, cos / sin of that.
+      const float angle = static_cast<float>(p) * static_cast<float>(freq.inv_freq[i]);
+      rope_cos_.data_as<float>()[p * half + i] =
+          static_cast<float>(std::cos(static_cast<double>(angle)) * freq.attention_factor);
+      rope_sin_.data_as<float>()[p * half + i] =
+          static_cast<float>(std::sin(static_cast<double>(angle)) * freq.attention_factor);
+    }
+  }
+  QL_ASSIGN_OR_RETURN(rope_cos_, to_device(std::move(rope_cos_)));
+  QL_ASSIGN_OR_RETURN(rope_sin_, to_device(std::move(rope_sin_)));
+  rope_ = {options_.ctx, half, std::as_const(rope_cos_).matrix(),
+           std::as_const(rope_sin_).matrix()};
+  return Status::ok_status();
+}
+
+// Columns `window` of the device matrix `src` (dense rows) into the host matrix `dst`, through
+// the host staging buffer.
+Status DeviceDecoder::download_window(ConstMatrixView src, ColumnWindow window, MatrixView dst) {
+  const std::size_t bytes =
+      static_cast<std::size_t>(src.rows() * src.ld()) * dtype_size(src.dtype());
+  if (src.dtype() != DType::kF32 || bytes > host_logits_.nbytes()) {
+    return make_error(ErrorCode::kInternal, "logits download: {} bytes for a {}-byte buffer", bytes,
+                      host_logits_.nbytes());
+  }
+  QL_RETURN_IF_ERROR(dc_->synchronize(ctx_.stream));
+  QL_RETURN_IF_ERROR(dc_->download(host_logits_.data(), src.data(),
+                                   static_cast<std::size_t>(src.offset()) * sizeof(float), bytes));
+  const auto* rows = host_logits_.data_as<float>();
+  for (int64_t m = 0; m < src.rows(); ++m) {
+    auto* out = static_cast<float*>(dst.row(m));
+    std::copy(rows + m * src.ld() + window.begin, rows + m * src.ld() + window.begin + window.size,
+              out);
+  }
+  return Status::ok_status();
+}
+
+Result<Tensor> DeviceDecoder::device_tensor(DType dtype, int64_t rows, int64_t cols) const {
+  return Tensor::allocate(dtype, {rows, cols}, dc_->allocator());
+}
+
+Result<Tensor> DeviceDecoder::to_device(Tensor host) const {
+  if (on_host() || host.data() == nullptr) return host;
+  QL_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(host.dtype(), host.shape(), dc_->allocator()));
+  QL_RETURN_IF_ERROR(dc_->upload(t.data(), 0, host.data(), host.nbytes()));
+  return t;
+}
+
+Status DeviceDecoder::load(DecoderWeights& weights, const Device& device,
+                           const DecoderOptions& options) {
+  const Clock::time_point start = Clock::now();
+  options_ = options;
+  config_ = weights.config();
+  where_ = weights.where();
+  if (options.tp < 1 || options.ctx < 1 || options.max_rows < 1) {
+    return make_error(ErrorCode::kInvalidArgument, "--tp {}, --ctx {}, max rows {}: must be >= 1",
+                      options.tp, options.ctx, options.max_rows);
+  }
+  QL_ASSIGN_OR_RETURN(dc_, device_context(device));
+  const ModelConfig& c = config_;
+  const int tp = options.tp;
+  if (c.heads % tp != 0 || c.kv_heads % tp != 0 || c.intermediate % tp != 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--tp {}: needs num_attention_heads ({}), num_key_value_heads ({}) and "
+                      "intermediate_size ({}) to be multiples of it",
+                      tp, c.heads, c.kv_heads, c.intermediate);
+  }
+  if (options.kv_dtype != DType::kF32 && options.kv_dtype != DType::kBF16) {
+    return make_error(ErrorCode::kInvalidArgument, "the KV cache is f32 or bf16, not {}",
+                      dtype_name(options.kv_dtype));
+  }
+  heads_per_rank_ = c.heads / tp;
+  kv_heads_per_rank_ = c.kv_heads / tp;
+  inter_per_rank_ = c.intermediate / tp;
+  QL_ASSIGN_OR_RETURN(ops_, make_decoder_ops(*dc_, options.threads));
+
+  QL_ASSIGN_OR_RETURN(embed_, weights.embeddings());
+  if (!on_host()) {
+    // The table once in device memory (mapped pages stay on the host).
+    QL_ASSIGN_OR_RETURN(embed_copy_, device_tensor(embed_.dtype(), embed_.rows(), embed_.cols()));
+    if (embed_.ld() != embed_.cols()) {
+      return make_error(ErrorCode::kInternal, "{}: embedding rows are not contiguous", where_);
+    }
+    QL_RETURN_IF_ERROR(dc_->upload(embed_copy_.data(), 0, embed_.data(), embed_copy_.nbytes()));
+    embed_ = std::as_const(embed_copy_).matrix();
+  }
+  auto norm = [&](const std::string& name, int64_t n) -> Result<Tensor> {
+    QL_ASSIGN_OR_RETURN(Tensor host, weights.norm(name, n));
+    return to_device(std::move(host));
+  };
+  QL_ASSIGN_OR_RETURN(final_norm_, norm("model.norm.weight", c.hidden));
+  layers_.resize(static_cast<std::size_t>(c.layers));
+  for (int64_t l = 0; l < c.layers; ++l) {
+    Layer& layer = layers_[static_cast<std::size_t>(l)];
+    const std::string prefix = fmt::format("model.layers.{}.", l);
+    QL_ASSIGN_OR_RETURN(layer.input_norm, norm(prefix + "input_layernorm.weight", c.hidden));
+    QL_ASSIGN_OR_RETURN(layer.post_norm,
+                        norm(prefix + "post_attention_layernorm.weight", c.hidden));
+    if (c.qk_norm) {
+      QL_ASSIGN_OR_RETURN(layer.q_norm, norm(prefix + "self_attn.q_norm.weight", c.head_dim));
+      QL_ASSIGN_OR_RETURN(layer.k_norm, norm(prefix + "self_attn.k_norm.weight", c.head_dim));
+    }
+    layer.ranks.resize(static_cast<std::size_t>(tp));
+  }
+  lm_head_.resize(static_cast<std::size_t>(c.vocab % tp == 0 ? tp : 1));
+
+  // Linear layers, converted and prepared one at a time.
+  Progress progress("loading", static_cast<uint64_t>(c.layers * 4 + 1), options.progress);
+  QL_RETURN_IF_ERROR(weights.for_each_linear([&](const Canonical& part, const std::string& note) {
+    const Status placed = place_part(part, note, device);
+    if (placed.ok()) progress.advance(1);
+    return placed;
+  }));
+  progress.finish();
+  QL_RETURN_IF_ERROR(check_complete());
+  QL_RETURN_IF_ERROR(allocate_buffers());
+  load_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
+  return Status::ok_status();
+}
+
+Status DeviceDecoder::run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out) {
+  for (const ColumnPart& part : p.parts) {
+    QL_RETURN_IF_ERROR(part.linear.run(x, out.slice_cols(part.col, part.linear.N()), ctx_));
+  }
+  return Status::ok_status();
+}
+
+Status DeviceDecoder::run_row(const RowProjection& p, ConstMatrixView x, MatrixView out) {
+  return p.linear->run(x, out, ctx_);
+}
+
+Status DeviceDecoder::forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
+                              MatrixView logits) {
+  const ModelConfig& c = config_;
+  const auto T = static_cast<int64_t>(tokens.size());
+  if (T < 1 || T > options_.max_rows) {
+    return make_error(ErrorCode::kInvalidArgument, "forward: {} tokens; 1 to {} per call", T,
+                      options_.max_rows);
+  }
+  if (start < 0 || start + T > options_.ctx) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "forward: positions {}..{} do not fit the context of {} (--ctx)", start,
+                      start + T - 1, options_.ctx);
+  }
+  const int64_t out_rows = all_logits ? T : 1;
+  if (logits.rows() != out_rows || logits.cols() != c.vocab || logits.dtype() != DType::kF32) {
+    return make_error(ErrorCode::kInvalidArgument, "forward: logits must be f32 [{}, {}]", out_rows,
+                      c.vocab);
+  }
+  // Token ids and positions: written in place on the cpu, staged and uploaded for a device.
+  int32_t* ids_at = on_host() ? ids_.data_as<int32_t>() : host_ids_.data_as<int32_t>();
+  int32_t* pos_at = on_host() ? positions_.data_as<int32_t>() : ids_at + options_.max_rows;
+  for (int64_t t = 0; t < T; ++t) {
+    ids_at[t] = tokens[static_cast<std::size_t>(t)];
+    pos_at[t] = static_cast<int32_t>(start + t);
+  }
+  if (!on_host()) {
+    const auto bytes = static_cast<std::size_t>(T) * sizeof(int32_t);
+    QL_RETURN_IF_ERROR(dc_->upload(ids_.data(), 0, ids_at, bytes));
+    QL_RETURN_IF_ERROR(dc_->upload(positions_.data(), 0, pos_at, bytes));
+  }
+  const ConstMatrixView ids = ids_.matrix().slice_cols(0, T);
+  const ConstMatrixView pos = positions_.matrix().slice_cols(0, T);
+  const MatrixView x = hidden_.matrix().slice_rows(0, T);
+  const MatrixView normed = normed_.matrix().slice_rows(0, T);
+  const MatrixView delta = delta_.matrix().slice_rows(0, T);
+  const MatrixView partial = partial_.matrix().slice_rows(0, T);
+  const float eps = static_cast<float>(c.rms_eps);
+  const int tp = options_.tp;
+  const int64_t d = c.head_dim;
+
+  QL_RETURN_IF_ERROR(ops_->embed(embed_, ids, x));
+  QL_RETURN_IF_ERROR(ops_->rms_norm(x, layers_.front().input_norm.matrix(), eps, normed));
+  KvCacheView cache{c.layers, options_.ctx, c.kv_heads, d, kv_k_.matrix(), kv_v_.matrix()};
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const Layer& layer = layers_[static_cast<std::size_t>(l)];
+    // Attention: every rank on its heads, the o_proj partials summed into delta.
+    for (int r = 0; r < tp; ++r) {
+      const RankLayer& rank = layer.ranks[static_cast<std::size_t>(r)];
+      const auto ri = static_cast<std::size_t>(r);
+      const MatrixView qkv = qkv_buf_[ri].matrix().slice_rows(0, T);
+      QL_RETURN_IF_ERROR(run_column(rank.qkv, normed, qkv));
+      const MatrixView q = qkv.slice_cols(rank.qkv.slots[0]->begin, rank.qkv.slots[0]->size);
+      const MatrixView k = qkv.slice_cols(rank.qkv.slots[1]->begin, rank.qkv.slots[1]->size);
+      const MatrixView v = qkv.slice_cols(rank.qkv.slots[2]->begin, rank.qkv.slots[2]->size);
+      if (c.qk_norm) {
+        QL_RETURN_IF_ERROR(ops_->head_rms_norm(q, d, layer.q_norm.matrix(), eps));
+        QL_RETURN_IF_ERROR(ops_->head_rms_norm(k, d, layer.k_norm.matrix(), eps));
+      }
+      QL_RETURN_IF_ERROR(ops_->rope(q, d, pos, rope_));
+      QL_RETURN_IF_ERROR(ops_->rope(k, d, pos, rope_));
+      KvCacheView rank_cache = cache;
+      rank_cache.kv_heads = kv_heads_per_rank_;
+      rank_cache.k = cache.k.slice_cols(r * kv_heads_per_rank_ * d, kv_heads_per_rank_ * d);
+      rank_cache.v = cache.v.slice_cols(r * kv_heads_per_rank_ * d, kv_heads_per_rank_ * d);
+      QL_RETURN_IF_ERROR(ops_->store_kv(k, v, pos, rank_cache, l));
+      const MatrixView attn = attn_buf_[ri].matrix().slice_rows(0, T);
+      const AttentionShape shape{heads_per_rank_, kv_heads_per_rank_, d,
+                                 c.layer_is_sliding(l) ? c.sliding_window : 0};
+      QL_RETURN_IF_ERROR(ops_->attention(q, pos, rank_cache, l, shape,
+                                         attn.slice_cols(rank.o.pad_front, heads_per_rank_ * d)));
+      QL_RETURN_IF_ERROR(run_row(rank.o, attn, r == 0 ? delta : partial));
+      if (r > 0) QL_RETURN_IF_ERROR(ops_->add(delta, partial));
+    }
+    QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, layer.post_norm.matrix(), eps, normed));
+    // MLP: every rank on its slice of the intermediate size, the down_proj partials summed.
+    for (int r = 0; r < tp; ++r) {
+      const RankLayer& rank = layer.ranks[static_cast<std::size_t>(r)];
+      const auto ri = static_cast<std::size_t>(r);
+      const MatrixView gu = gate_up_buf_[ri].matrix().slice_rows(0, T);
+      QL_RETURN_IF_ERROR(run_column(rank.gate_up, normed, gu));
+      const MatrixView act = act_buf_[ri].matrix().slice_rows(0, T);
+      QL_RETURN_IF_ERROR(
+          ops_->silu_mul(gu.slice_cols(rank.gate_up.slots[0]->begin, rank.gate_up.slots[0]->size),
+                         gu.slice_cols(rank.gate_up.slots[1]->begin, rank.gate_up.slots[1]->size),
+                         act.slice_cols(rank.down.pad_front, inter_per_rank_)));
+      QL_RETURN_IF_ERROR(run_row(rank.down, act, r == 0 ? delta : partial));
+      if (r > 0) QL_RETURN_IF_ERROR(ops_->add(delta, partial));
+    }
+    const Tensor& next =
+        l + 1 < c.layers ? layers_[static_cast<std::size_t>(l + 1)].input_norm : final_norm_;
+    QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, next.matrix(), eps, normed));
+  }
+  // Logits of the rows asked for, each rank's vocabulary slice into its columns (of a device
+  // buffer first when `logits` is host memory the device cannot write).
+  const ConstMatrixView last = all_logits ? ConstMatrixView(normed) : normed.slice_rows(T - 1, 1);
+  int64_t column = 0;
+  for (std::size_t r = 0; r < lm_head_.size(); ++r) {
+    const ColumnProjection& lm = lm_head_[r];
+    const MatrixView out = lm_buf_[r].matrix().slice_rows(0, out_rows);
+    QL_RETURN_IF_ERROR(run_column(lm, last, out));
+    const MatrixView dst = logits.slice_cols(column, lm.slots[0]->size);
+    if (on_host()) {
+      QL_RETURN_IF_ERROR(ops_->copy(out.slice_cols(lm.slots[0]->begin, lm.slots[0]->size), dst));
+    } else {
+      QL_RETURN_IF_ERROR(download_window(out, *lm.slots[0], dst));
+    }
+    column += lm.slots[0]->size;
+  }
+  return Status::ok_status();
+}
+
+// A decoder together with the weight source whose mapped memory (the embeddings) it reads.
+class OwningDecoder final : public Decoder {
+ public:
+  OwningDecoder(std::unique_ptr<DecoderWeights> weights, std::unique_ptr<Decoder> decoder)
+      : weights_(std::move(weights)), decoder_(std::move(decoder)) {}
+  const ModelConfig& config() const override { return decoder_->config(); }
+  int64_t max_rows() const override { return decoder_->max_rows(); }
+  int64_t context() const override { return decoder_->context(); }
+  Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
+                 MatrixView logits) override {
+    return decoder_->forward(tokens, start, all_logits, logits);
+  }
+  std::vector<DecoderLayerKernels> kernels() const override { return decoder_->kernels(); }
+  uint64_t weight_bytes() const override { return decoder_->weight_bytes(); }
+  double load_seconds() const override { return decoder_->load_seconds(); }
+
+ private:
+  std::unique_ptr<DecoderWeights> weights_;
+  std::unique_ptr<Decoder> decoder_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Decoder>> Decoder::create(DecoderWeights& weights, const Device& device,
+                                                 const DecoderOptions& options) {
+  auto decoder = std::make_unique<DeviceDecoder>();
+  QL_RETURN_IF_ERROR(decoder->load(weights, device, options));
+  return std::unique_ptr<Decoder>(std::move(decoder));
+}
+
+Result<std::unique_ptr<Decoder>> Decoder::load(const std::string& dir, const Device& device,
+                                               const DecoderOptions& options) {
+  QL_ASSIGN_OR_RETURN(std::unique_ptr<DecoderWeights> weights,
+                      checkpoint_weights(dir, options.quantization));
+  // The decoder keeps what it needs (the mapped embeddings stay valid through `weights`).
+  QL_ASSIGN_OR_RETURN(std::unique_ptr<Decoder> decoder, create(*weights, device, options));
+  return std::unique_ptr<Decoder>(new OwningDecoder(std::move(weights), std::move(decoder)));
+}
+
+}  // namespace qlinear

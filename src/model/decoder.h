@@ -1,0 +1,94 @@
+// The decoder of a Hugging Face checkpoint (Llama, Mistral, Qwen2, Qwen3) on one device: its
+// weights loaded and converted one layer at a time into Linear layers (kernels from the
+// registry), a preallocated KV cache, and the forward of a chunk of tokens written against the
+// backend's DecoderOps. `tp` > 1 runs that many tensor-parallel ranks in one process (column- and
+// row-parallel as shard/ defines them, row-parallel partials summed), any tp size: a group or FP8
+// block straddling two ranks is taken whole by both with zero rows (shard/plan_shard).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "convert/canonical.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "model/model_config.h"
+#include "qlinear/device.h"
+#include "qlinear/linear.h"
+#include "qlinear/view.h"
+
+namespace qlinear {
+
+struct DecoderOptions {
+  SelectionPolicy policy;
+  std::string quantization;  // "" or "fp8" (online FP8 of an unquantized checkpoint)
+  int tp = 1;
+  int64_t ctx = 4096;             // KV cache positions
+  int64_t max_rows = 128;         // tokens per forward call (longer prompts are fed in chunks)
+  DType act_dtype = DType::kF32;  // what linear layers read (f32: transformers' f32 numerics)
+  DType kv_dtype = DType::kF32;   // the KV cache (f32 or bf16)
+  int threads = 0;                // CPU threads, 0: all cores
+  bool progress = true;           // a loading bar on a terminal
+};
+
+// Where a decoder's weights come from: a checkpoint folder (checkpoint_weights.cc), or random
+// weights of a real model's shapes held in memory (bench-model --synthetic).
+class DecoderWeights {
+ public:
+  virtual ~DecoderWeights() = default;
+  virtual const ModelConfig& config() const = 0;
+  // For messages: the folder, or "synthetic llama3-8b".
+  virtual std::string where() const = 0;
+  // The embedding table [vocab, hidden] (f32, bf16 or f16) in host memory that stays valid.
+  virtual Result<ConstMatrixView> embeddings() = 0;
+  // A norm weight "model.norm.weight" / "model.layers.3.input_layernorm.weight" as f32 [1, n].
+  virtual Result<Tensor> norm(const std::string& name, int64_t n) = 0;
+  // Every linear layer, converted one at a time (fused, or unfused shards with the reason), the
+  // lm_head included (tied to the embeddings where the config says so).
+  virtual Status for_each_linear(
+      const std::function<Status(const Canonical& part, const std::string& note)>& fn) = 0;
+};
+
+// The weights of a Hugging Face checkpoint folder (`quantization`: "" or "fp8").
+Result<std::unique_ptr<DecoderWeights>> checkpoint_weights(const std::string& dir,
+                                                           const std::string& quantization);
+
+// One linear layer as it runs: its kernel per range of M, per rank.
+struct DecoderLayerKernels {
+  std::string name;
+  int rank = 0;
+  std::vector<LinearBucket> buckets;
+  std::string note;  // unfused, or TP padding
+};
+
+class Decoder {
+ public:
+  // Opens `dir`, checks the config against the tensors it uses, and prepares every layer on
+  // `device`. Errors name the file, tensor or key.
+  static Result<std::unique_ptr<Decoder>> load(const std::string& dir, const Device& device,
+                                               const DecoderOptions& options);
+  // The same from any weight source.
+  static Result<std::unique_ptr<Decoder>> create(DecoderWeights& weights, const Device& device,
+                                                 const DecoderOptions& options);
+  virtual ~Decoder() = default;
+
+  virtual const ModelConfig& config() const = 0;
+  virtual int64_t max_rows() const = 0;  // tokens per forward call
+  virtual int64_t context() const = 0;   // positions the KV cache holds
+  // Runs tokens at positions [start, start + count) of the sequence (count <= max_rows,
+  // start + count <= ctx), appending their keys and values to the cache (positions >= start are
+  // overwritten, so a caller may rewind). Writes the logits (f32, host) of every row into
+  // logits [count, vocab], or of the last row only into logits [1, vocab].
+  virtual Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
+                         MatrixView logits) = 0;
+  virtual std::vector<DecoderLayerKernels> kernels() const = 0;
+  // Bytes of weights one decode step reads (every linear layer once, the embedding row aside).
+  virtual uint64_t weight_bytes() const = 0;
+  virtual double load_seconds() const = 0;
+};
+
+}  // namespace qlinear

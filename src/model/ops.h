@@ -1,0 +1,95 @@
+// The operations a decoder forward needs besides its linear layers, as one small interface per
+// backend: the CPU implements it here (cpu_ops.cc); the CUDA and OpenCL backends add their own
+// implementations of the same operations and nothing else. Every view lives in the backend's
+// memory; activations and the residual stream are f32 unless a view says otherwise, and norms,
+// softmax and attention sums accumulate in f32.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "qlinear/device.h"
+#include "qlinear/view.h"
+
+namespace qlinear {
+
+// cos and sin of every position and rotary frequency, [positions, head_dim / 2] each, already
+// times the rope's attention factor (yarn), in f32 as transformers computes them.
+struct RopeTable {
+  int64_t positions = 0;
+  int64_t half = 0;
+  ConstMatrixView cos;
+  ConstMatrixView sin;
+};
+
+// Keys and values of every layer for `capacity` positions: [layers * capacity, kv_heads *
+// head_dim] each, f32 or bf16. Layer l's rows start at l * capacity.
+struct KvCacheView {
+  int64_t layers = 0;
+  int64_t capacity = 0;
+  int64_t kv_heads = 0;
+  int64_t head_dim = 0;
+  MatrixView k;
+  MatrixView v;
+  MatrixView layer_k(int64_t layer) const { return k.slice_rows(layer * capacity, capacity); }
+  MatrixView layer_v(int64_t layer) const { return v.slice_rows(layer * capacity, capacity); }
+};
+
+struct AttentionShape {
+  int64_t heads = 0;
+  int64_t kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t window = 0;  // > 0: each query sees only the last `window` positions (itself included)
+};
+
+class DecoderOps {
+ public:
+  virtual ~DecoderOps() = default;
+
+  // out[t, :] = table[ids[t], :] as f32; table rows are f32, bf16 or f16. ids: I32 [1, T].
+  virtual Status embed(ConstMatrixView table, ConstMatrixView ids, MatrixView out) = 0;
+  // out = x * rsqrt(mean(x^2) + eps) * weight, per row; weight f32 [1, cols]; out f32/bf16/f16.
+  virtual Status rms_norm(ConstMatrixView x, ConstMatrixView weight, float eps, MatrixView out) = 0;
+  // residual += delta, then out = rms_norm(residual): the residual add fused with the next norm.
+  virtual Status add_rms_norm(MatrixView residual, ConstMatrixView delta, ConstMatrixView weight,
+                              float eps, MatrixView out) = 0;
+  // In place, per head of `head_dim` columns: RMSNorm with weight f32 [1, head_dim] (Qwen3's
+  // q_norm and k_norm).
+  virtual Status head_rms_norm(MatrixView x, int64_t head_dim, ConstMatrixView weight,
+                               float eps) = 0;
+  // In place, per head: rotate pairs (i, i + head_dim/2) by the angle of row t's position
+  // (positions: I32 [1, T]), transformers' rotate_half convention.
+  virtual Status rope(MatrixView x, int64_t head_dim, ConstMatrixView positions,
+                      const RopeTable& table) = 0;
+  // Writes rows t of k and v [T, kv_heads * head_dim] to cache rows positions[t] of `layer`.
+  virtual Status store_kv(ConstMatrixView k, ConstMatrixView v, ConstMatrixView positions,
+                          const KvCacheView& cache, int64_t layer) = 0;
+  // out[t, head h] = softmax(q[t, h] . K[0..p_t] / sqrt(d)) V over the layer's cache (causal,
+  // grouped-query: head h reads kv head h / (heads / kv_heads), the window if any).
+  virtual Status attention(ConstMatrixView q, ConstMatrixView positions, const KvCacheView& cache,
+                           int64_t layer, const AttentionShape& shape, MatrixView out) = 0;
+  // out = silu(gate) * up, gate and up f32 [T, I], out [T, I].
+  virtual Status silu_mul(ConstMatrixView gate, ConstMatrixView up, MatrixView out) = 0;
+  // dst += src (residual adds, the sum of row-parallel partials).
+  virtual Status add(MatrixView dst, ConstMatrixView src) = 0;
+  // dst = src (columns of a column-parallel output into their place; dtype conversion allowed).
+  virtual Status copy(ConstMatrixView src, MatrixView dst) = 0;
+};
+
+class DeviceContext;
+
+// The host implementation (OpenMP over rows and heads, `threads` 0: all cores).
+std::unique_ptr<DecoderOps> make_cpu_ops(int threads);
+
+// The operations of a device's backend, reading and writing that device's memory on its default
+// queue. Backends implement theirs; without the backend compiled in (or before it has decoder
+// operations) they return kUnsupported errors naming what is missing (ops_stubs.cc).
+Result<std::unique_ptr<DecoderOps>> make_cuda_ops(DeviceContext& context);
+Result<std::unique_ptr<DecoderOps>> make_opencl_ops(DeviceContext& context);
+
+// The operations for `context`'s device: cpu, cuda or opencl.
+Result<std::unique_ptr<DecoderOps>> make_decoder_ops(DeviceContext& context, int threads);
+
+}  // namespace qlinear

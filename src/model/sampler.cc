@@ -1,0 +1,117 @@
+#include "model/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace qlinear {
+
+Status check_sampling(const SamplingOptions& o) {
+  if (!(o.temperature >= 0.0) || !std::isfinite(o.temperature)) {
+    return make_error(ErrorCode::kInvalidArgument, "--temperature {}: must be >= 0", o.temperature);
+  }
+  if (o.top_k < 0) {
+    return make_error(ErrorCode::kInvalidArgument, "--top-k {}: must be >= 0 (0: off)", o.top_k);
+  }
+  if (!(o.top_p > 0.0 && o.top_p <= 1.0)) {
+    return make_error(ErrorCode::kInvalidArgument, "--top-p {}: must be in (0, 1]", o.top_p);
+  }
+  if (!(o.min_p >= 0.0 && o.min_p <= 1.0)) {
+    return make_error(ErrorCode::kInvalidArgument, "--min-p {}: must be in [0, 1]", o.min_p);
+  }
+  if (!(o.repetition_penalty > 0.0) || !std::isfinite(o.repetition_penalty)) {
+    return make_error(ErrorCode::kInvalidArgument, "--repetition-penalty {}: must be > 0",
+                      o.repetition_penalty);
+  }
+  return Status::ok_status();
+}
+
+double sample_uniform(uint64_t seed, uint64_t step) {
+  uint64_t x = seed + 0x9E3779B97F4A7C15ull * (step + 1);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return static_cast<double>(x >> 11) * 0x1.0p-53;
+}
+
+int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
+                     const SamplingOptions& o, uint64_t step) {
+  const auto vocab = static_cast<int32_t>(logits.size());
+  if (o.repetition_penalty != 1.0) {
+    // transformers' RepetitionPenaltyLogitsProcessor: once per distinct token seen.
+    std::vector<int32_t> distinct(seen.begin(), seen.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const auto p = static_cast<float>(o.repetition_penalty);
+    for (int32_t id : distinct) {
+      if (id < 0 || id >= vocab) continue;
+      float& l = logits[static_cast<std::size_t>(id)];
+      l = l < 0 ? l * p : l / p;
+    }
+  }
+  // Greedy: the first maximum (argmax semantics), NaN never wins.
+  if (o.temperature == 0.0) {
+    int32_t best = 0;
+    float best_value = -std::numeric_limits<float>::infinity();
+    for (int32_t i = 0; i < vocab; ++i) {
+      if (logits[static_cast<std::size_t>(i)] > best_value) {
+        best_value = logits[static_cast<std::size_t>(i)];
+        best = i;
+      }
+    }
+    return best;
+  }
+  // Candidates by descending logit (ties: lower id first), so every platform orders alike.
+  std::vector<int32_t> order(static_cast<std::size_t>(vocab));
+  std::iota(order.begin(), order.end(), 0);
+  const auto by_logit = [&](int32_t a, int32_t b) {
+    const float la = logits[static_cast<std::size_t>(a)];
+    const float lb = logits[static_cast<std::size_t>(b)];
+    return la > lb || (la == lb && a < b);
+  };
+  std::size_t keep = order.size();
+  if (o.top_k > 0 && static_cast<std::size_t>(o.top_k) < keep) {
+    keep = static_cast<std::size_t>(o.top_k);
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+                      by_logit);
+  } else {
+    std::sort(order.begin(), order.end(), by_logit);
+  }
+  // Softmax of logit / temperature over the kept candidates, in double.
+  std::vector<double> prob(keep);
+  const double top = static_cast<double>(logits[static_cast<std::size_t>(order[0])]);
+  double total = 0.0;
+  for (std::size_t i = 0; i < keep; ++i) {
+    const double l = static_cast<double>(logits[static_cast<std::size_t>(order[i])]);
+    prob[i] = std::isfinite(l) ? std::exp((l - top) / o.temperature) : 0.0;
+    total += prob[i];
+  }
+  for (double& p : prob) p /= total;
+  if (o.top_p < 1.0) {
+    double cumulative = 0.0;
+    std::size_t n = 0;
+    while (n < keep) {
+      cumulative += prob[n++];
+      if (cumulative >= o.top_p) break;
+    }
+    keep = std::max<std::size_t>(n, 1);
+  }
+  if (o.min_p > 0.0) {
+    const double floor = o.min_p * prob[0];
+    std::size_t n = 1;
+    while (n < keep && prob[n] >= floor) ++n;
+    keep = n;
+  }
+  double mass = 0.0;
+  for (std::size_t i = 0; i < keep; ++i) mass += prob[i];
+  const double u = sample_uniform(o.seed, step) * mass;
+  double cumulative = 0.0;
+  for (std::size_t i = 0; i < keep; ++i) {
+    cumulative += prob[i];
+    if (u < cumulative) return order[i];
+  }
+  return order[keep - 1];
+}
+
+}  // namespace qlinear

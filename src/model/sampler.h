@@ -1,0 +1,35 @@
+// Choosing the next token from a row of logits: greedy, or sampling with repetition penalty,
+// temperature, top-k, top-p and min-p applied in that order (transformers' logits processors and
+// warpers), from a counter-based generator (the draw of step s depends only on the seed and s, so
+// every backend reproduces the same choices).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+
+namespace qlinear {
+
+struct SamplingOptions {
+  double temperature = 0.0;  // 0: greedy
+  int top_k = 0;             // 0: off
+  double top_p = 1.0;        // 1: off
+  double min_p = 0.0;        // 0: off
+  double repetition_penalty = 1.0;
+  uint64_t seed = 0;
+};
+
+// Range checks with the option names in the messages.
+Status check_sampling(const SamplingOptions& options);
+
+// The uniform in [0, 1) of draw `step` for `seed` (splitmix64).
+double sample_uniform(uint64_t seed, uint64_t step);
+
+// The token for `logits` (vocab floats, modified in place by the penalty and the warpers).
+// `seen`: every token of the sequence so far (prompt and generated), for the repetition penalty.
+int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
+                     const SamplingOptions& options, uint64_t step);
+
+}  // namespace qlinear

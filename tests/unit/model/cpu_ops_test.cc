@@ -1,0 +1,155 @@
+// The CPU decoder operations against their definitions computed in double here: attention
+// (causal, grouped-query, sliding window, f32 and bf16 caches, blocked online softmax across
+// several key blocks), RoPE, RMSNorm (per row and per head), SiLU*mul, and views with a leading
+// dimension.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "model/ops.h"
+
+namespace qlinear {
+namespace {
+
+std::vector<float> random(std::mt19937& rng, std::size_t n) {
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+TEST(CpuOps, AttentionMatchesSoftmaxInDouble) {
+  auto ops = make_cpu_ops(2);
+  std::mt19937 rng(1);
+  for (DType kv_dtype : {DType::kF32, DType::kBF16}) {
+    for (int64_t window : {int64_t{0}, int64_t{5}}) {
+      const int64_t heads = 6, kv_heads = 2, d = 16, capacity = 80, T = 3, layers = 2;
+      const int64_t width = kv_heads * d;
+      std::vector<float> kf = random(rng, layers * capacity * width);
+      std::vector<float> vf = random(rng, layers * capacity * width);
+      std::vector<uint16_t> kb(kf.size()), vb(vf.size());
+      for (std::size_t i = 0; i < kf.size(); ++i) {
+        kb[i] = f32_to_bf16(kf[i]);
+        vb[i] = f32_to_bf16(vf[i]);
+        if (kv_dtype == DType::kBF16) {
+          kf[i] = bf16_to_f32(kb[i]);
+          vf[i] = bf16_to_f32(vb[i]);
+        }
+      }
+      void* kdata = kv_dtype == DType::kF32 ? static_cast<void*>(kf.data()) : kb.data();
+      void* vdata = kv_dtype == DType::kF32 ? static_cast<void*>(vf.data()) : vb.data();
+      KvCacheView cache{layers,
+                        capacity,
+                        kv_heads,
+                        d,
+                        MatrixView(kdata, kv_dtype, layers * capacity, width, width),
+                        MatrixView(vdata, kv_dtype, layers * capacity, width, width)};
+      const std::vector<int32_t> pos = {70, 71, 40};  // 70+ keys: several blocks of 32
+      std::vector<float> q = random(rng, T * heads * d);
+      std::vector<float> out(T * heads * d, NAN);
+      const AttentionShape shape{heads, kv_heads, d, window};
+      ASSERT_TRUE(ops->attention(ConstMatrixView::dense(q.data(), DType::kF32, T, heads * d),
+                                 ConstMatrixView::dense(pos.data(), DType::kI32, 1, T), cache, 1,
+                                 shape, MatrixView::dense(out.data(), DType::kF32, T, heads * d))
+                      .ok());
+      for (int64_t t = 0; t < T; ++t) {
+        for (int64_t h = 0; h < heads; ++h) {
+          const int64_t g = h / (heads / kv_heads);
+          const int64_t first = window > 0 ? std::max<int64_t>(0, pos[t] - window + 1) : 0;
+          std::vector<double> s;
+          double m = -1e300;
+          for (int64_t j = first; j <= pos[t]; ++j) {
+            double dot = 0;
+            for (int64_t i = 0; i < d; ++i) {
+              dot += q[(t * heads + h) * d + i] * kf[(capacity + j) * width + g * d + i];
+            }
+            s.push_back(dot / 4.0);
+            m = std::max(m, s.back());
+          }
+          double z = 0;
+          for (double& e : s) z += (e = std::exp(e - m));
+          for (int64_t i = 0; i < d; ++i) {
+            double want = 0;
+            for (int64_t j = first; j <= pos[t]; ++j) {
+              want += s[j - first] / z * vf[(capacity + j) * width + g * d + i];
+            }
+            EXPECT_NEAR(out[(t * heads + h) * d + i], want, 2e-5)
+                << dtype_name(kv_dtype) << " window " << window << " t " << t << " h " << h;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuOps, RopeNormsAndSiluMul) {
+  auto ops = make_cpu_ops(1);
+  std::mt19937 rng(2);
+  const int64_t d = 8, half = 4, heads = 2;
+  std::vector<float> cos(10 * half), sin(10 * half);
+  for (int p = 0; p < 10; ++p) {
+    for (int i = 0; i < half; ++i) {
+      cos[p * half + i] = std::cos(p * (i + 1) * 0.1f);
+      sin[p * half + i] = std::sin(p * (i + 1) * 0.1f);
+    }
+  }
+  const RopeTable table{10, half, ConstMatrixView::dense(cos.data(), DType::kF32, 10, half),
+                        ConstMatrixView::dense(sin.data(), DType::kF32, 10, half)};
+  // Two rows inside rows of 20 (ld 20): only their first 16 columns move.
+  std::vector<float> x = random(rng, 2 * 20);
+  const std::vector<float> before = x;
+  const std::vector<int32_t> pos = {3, 9};
+  ASSERT_TRUE(ops->rope(MatrixView(x.data(), DType::kF32, 2, heads * d, 20), d,
+                        ConstMatrixView::dense(pos.data(), DType::kI32, 1, 2), table)
+                  .ok());
+  for (int t = 0; t < 2; ++t) {
+    for (int h = 0; h < heads; ++h) {
+      for (int i = 0; i < half; ++i) {
+        const float a = before[t * 20 + h * d + i], b = before[t * 20 + h * d + i + half];
+        const float c = cos[pos[t] * half + i], s = sin[pos[t] * half + i];
+        EXPECT_FLOAT_EQ(x[t * 20 + h * d + i], a * c - b * s);
+        EXPECT_FLOAT_EQ(x[t * 20 + h * d + i + half], b * c + a * s);
+      }
+    }
+    for (int i = 16; i < 20; ++i) EXPECT_EQ(x[t * 20 + i], before[t * 20 + i]);
+  }
+  // RMSNorm into bf16, and per head.
+  std::vector<float> w = random(rng, 16);
+  std::vector<uint16_t> normed(2 * 16);
+  ASSERT_TRUE(ops->rms_norm(ConstMatrixView(before.data(), DType::kF32, 2, 16, 20),
+                            ConstMatrixView::dense(w.data(), DType::kF32, 1, 16), 1e-5f,
+                            MatrixView::dense(normed.data(), DType::kBF16, 2, 16))
+                  .ok());
+  for (int t = 0; t < 2; ++t) {
+    double ss = 0;
+    for (int i = 0; i < 16; ++i) ss += double(before[t * 20 + i]) * before[t * 20 + i];
+    const double inv = 1.0 / std::sqrt(ss / 16 + 1e-5);
+    for (int i = 0; i < 16; ++i) {
+      EXPECT_NEAR(bf16_to_f32(normed[t * 16 + i]), w[i] * before[t * 20 + i] * inv,
+                  std::abs(w[i] * before[t * 20 + i] * inv) * 8e-3 + 1e-6);
+    }
+  }
+  std::vector<float> g = random(rng, 6), u = random(rng, 6), out(6);
+  ASSERT_TRUE(ops->silu_mul(ConstMatrixView::dense(g.data(), DType::kF32, 2, 3),
+                            ConstMatrixView::dense(u.data(), DType::kF32, 2, 3),
+                            MatrixView::dense(out.data(), DType::kF32, 2, 3))
+                  .ok());
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_NEAR(out[i], g[i] / (1 + std::exp(-double(g[i]))) * u[i], 1e-6);
+  }
+}
+
+TEST(CpuOps, OutOfRangeInputsAreErrors) {
+  auto ops = make_cpu_ops(1);
+  std::vector<float> table(4 * 3, 1.0f), out(2 * 3);
+  const std::vector<int32_t> ids = {1, 4};
+  EXPECT_FALSE(ops->embed(ConstMatrixView::dense(table.data(), DType::kF32, 4, 3),
+                          ConstMatrixView::dense(ids.data(), DType::kI32, 1, 2),
+                          MatrixView::dense(out.data(), DType::kF32, 2, 3))
+                   .ok());
+}
+
+}  // namespace
+}  // namespace qlinear
