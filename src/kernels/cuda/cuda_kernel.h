@@ -21,7 +21,7 @@ class CudaKernel : public BackendKernel {
 // The M crossover of the CUDA kernels (bench/results/h200.md): the weight-only mma kernels run
 // M <= kCudaWoMmaMaxRows; above, the dequantized cuBLASLt GEMM (int, W8A16 FP8) and cuBLASLt FP8
 // (W8A8) are faster, so W8A8 checkpoints run W8A16 below the crossover and W8A8 above it.
-inline constexpr int64_t kCudaWoMmaMaxRows = 32;
+inline constexpr int64_t kCudaWoMmaMaxRows = 16;
 
 // The device code families. `kernel` is the registry name (for error messages).
 using PreparedResult = Result<std::unique_ptr<PreparedLinear>>;

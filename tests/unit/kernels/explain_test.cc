@@ -43,7 +43,7 @@ SelectionPolicy policy(const char* backend) {
   return p.ok() ? *p : SelectionPolicy{};
 }
 
-// Decode (M <= 32) runs the checkpoint's FP8 weights as W8A16 on the mma kernel; prefill runs
+// Decode (M <= 16) runs the checkpoint's FP8 weights as W8A16 on the mma kernel; prefill runs
 // W8A8 on cuBLASLt FP8 (the FP8 mode is decided per M bucket).
 TEST(ExplainTest, Fp8DynamicOnSm90RunsW8A16DecodeAndW8A8Prefill) {
   const Checkpoint checkpoint = open_fixture(FixtureFormat::kCtFp8Dynamic);
@@ -68,8 +68,8 @@ TEST(ExplainTest, Fp8DynamicOnSm90RunsW8A16DecodeAndW8A8Prefill) {
     EXPECT_EQ(row.rejected.front().kernel, "cuda.int.mma.sm80");
     EXPECT_EQ(row.rejected.front().reason.rfind("scheme", 0), 0u) << row.rejected.front().reason;
     ASSERT_EQ(row.selections.size(), 2u) << row.name;
-    EXPECT_EQ(row.selections[0].m_max, 32);
-    EXPECT_EQ(row.selections[1].m_min, 33);
+    EXPECT_EQ(row.selections[0].m_max, 16);
+    EXPECT_EQ(row.selections[1].m_min, 17);
     EXPECT_EQ(row.selections[1].kernel, "cuda.fp8.cublaslt.sm89") << row.name;
     EXPECT_EQ(row.selections[1].mode, "w8a8") << row.name;
   }
