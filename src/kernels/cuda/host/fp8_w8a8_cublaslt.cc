@@ -89,9 +89,15 @@ class Fp8W8a8Prepared final : public PreparedLinear {
     carve(carver, M, b);
     if (carver.overflowed()) return workspace_overflow(kernel);
     const cudaStream_t stream = cuda_host::run_stream(ctx, default_stream);
-    QL_RETURN_IF_ERROR(cuda_fp8::quantize(
-        x.data(), cuda_host::usable_ld(M, x.ld(), p.K), p.act_dtype, M, p.K, act, static_scale,
-        group_k, kBlockLayout.act_m_fastest, outer_vec, b.codes, b.scales, b.scratch, stream));
+    if (block && M < 4) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "{}: block-scaled cuBLASLt GEMMs need at least 4 rows, M = {}", kernel, M);
+    }
+    if (!block) {
+      QL_RETURN_IF_ERROR(cuda_fp8::quantize(
+          x.data(), cuda_host::usable_ld(M, x.ld(), p.K), p.act_dtype, M, p.K, act, static_scale,
+          group_k, kBlockLayout.act_m_fastest, outer_vec, b.codes, b.scales, b.scratch, stream));
+    }
     const int64_t ldy = cuda_host::usable_ld(M, y.ld(), p.N);
     const std::size_t elem = dtype_size(p.out_dtype);
     const bool aligned = reinterpret_cast<uintptr_t>(y.data()) % 16 == 0 &&
@@ -101,13 +107,37 @@ class Fp8W8a8Prepared final : public PreparedLinear {
     ops.lda = p.K;
     ops.ldb = p.K;
     ops.a_scale = weight_scale.data();
+    const int64_t ldx = cuda_host::usable_ld(M, x.ld(), p.K);
+    // Block scaling: cuBLASLt's sm90 VEC128 x BLK128x128 GEMMs take row counts that are multiples
+    // of 4 only (status 15 otherwise, tests/device at M = 65), so a ragged M runs as its first
+    // M & ~3 rows plus the last 4 rows again (each GEMM's 1x128 scales quantized for its rows).
+    auto block_gemm = [&](const cuda_blas::Gemm& gemm, int64_t row0, int64_t rows, void* d,
+                          int64_t ldd) -> Status {
+      QL_RETURN_IF_ERROR(cuda_fp8::quantize(
+          static_cast<const std::byte*>(x.data()) + row0 * ldx * dtype_size(p.act_dtype), ldx,
+          p.act_dtype, rows, p.K, act, static_scale, group_k, kBlockLayout.act_m_fastest, false,
+          b.codes, b.scales, b.scratch, stream));
+      ops.b = b.codes;
+      ops.b_scale = b.scales;
+      ops.d = d;
+      ops.ldd = ldd;
+      return gemm.run(rows, ops, b.blas, cuda_blas::kWorkspaceBytes, stream);
+    };
     if (has_direct && aligned) {
       ops.b = b.codes;
       ops.b_scale = b.scales;
       ops.d = y.data();
       ops.ldd = ldy;
       ops.bias = post_bias ? nullptr : bias_d.data();
-      QL_RETURN_IF_ERROR(direct.run(M, ops, b.blas, cuda_blas::kWorkspaceBytes, stream));
+      if (block) {
+        auto* y0 = static_cast<std::byte*>(y.data());
+        QL_RETURN_IF_ERROR(block_gemm(direct, 0, M & ~int64_t{3}, y0, ldy));
+        if (M % 4 != 0) {
+          QL_RETURN_IF_ERROR(block_gemm(direct, M - 4, 4, y0 + (M - 4) * ldy * elem, ldy));
+        }
+      } else {
+        QL_RETURN_IF_ERROR(direct.run(M, ops, b.blas, cuda_blas::kWorkspaceBytes, stream));
+      }
       if (post_bias) {
         QL_CUDA(launch::bias_add_f32(static_cast<float*>(y.data()), M, p.N, ldy,
                                      bias_f32.data_as<float>(), stream));
@@ -117,24 +147,24 @@ class Fp8W8a8Prepared final : public PreparedLinear {
     // Rows of y through the f32 staging buffer, as many at a time as it holds.
     const int64_t rows = staging_rows(M);
     for (int64_t m0 = 0; m0 < M; m0 += rows) {
-      const int64_t mr = std::min(rows, M - m0);
-      ops.b = b.codes + m0 * p.K;
-      ops.b_scale = outer_vec ? b.scales + m0 : b.scales;
+      int64_t start = m0;
+      int64_t mr = std::min(rows, M - m0);
       if (block) {
-        // 1x128 scales are [K/128, rows] for the GEMM's rows: quantize this chunk on its own.
-        QL_RETURN_IF_ERROR(cuda_fp8::quantize(
-            static_cast<const std::byte*>(x.data()) +
-                m0 * cuda_host::usable_ld(M, x.ld(), p.K) * dtype_size(p.act_dtype),
-            cuda_host::usable_ld(M, x.ld(), p.K), p.act_dtype, mr, p.K, act, static_scale, group_k,
-            kBlockLayout.act_m_fastest, false, b.codes, b.scales, b.scratch, stream));
-        ops.b = b.codes;
-        ops.b_scale = b.scales;
+        // 1x128 scales are [K/128, rows] for the GEMM's rows: each chunk is quantized on its own,
+        // in multiples of 4 rows (a ragged last chunk moves back over rows already written).
+        const int64_t mr4 = (mr + 3) & ~int64_t{3};
+        start = std::min(m0, M - mr4);
+        mr = mr4;
+        QL_RETURN_IF_ERROR(block_gemm(staged, start, mr, b.staging, p.N));
+      } else {
+        ops.b = b.codes + m0 * p.K;
+        ops.b_scale = outer_vec ? b.scales + m0 : b.scales;
+        ops.d = b.staging;
+        ops.ldd = p.N;
+        QL_RETURN_IF_ERROR(staged.run(mr, ops, b.blas, cuda_blas::kWorkspaceBytes, stream));
       }
-      ops.d = b.staging;
-      ops.ldd = p.N;
-      QL_RETURN_IF_ERROR(staged.run(mr, ops, b.blas, cuda_blas::kWorkspaceBytes, stream));
       QL_CUDA(launch::epilogue(b.staging, mr, p.N, bias_f32.data_as<float>(),
-                               static_cast<std::byte*>(y.data()) + m0 * ldy * elem, ldy,
+                               static_cast<std::byte*>(y.data()) + start * ldy * elem, ldy,
                                cuda_host::dtype_code(p.out_dtype), stream));
     }
     return Status::ok_status();
@@ -151,7 +181,10 @@ class Fp8W8a8Prepared final : public PreparedLinear {
   int64_t staging_rows(int64_t m) const {
     // Block scaling needs at least 4 rows per GEMM (sm90 heuristic).
     const int64_t floor_rows = block ? 4 : 1;
-    return std::clamp<int64_t>(kStagingFloats / problem().N, floor_rows, std::max<int64_t>(m, 1));
+    const int64_t rows =
+        std::clamp<int64_t>(kStagingFloats / problem().N, floor_rows, std::max<int64_t>(m, 1));
+    // Block chunks are multiples of 4 rows (see do_run).
+    return block ? std::max<int64_t>(rows & ~int64_t{3}, 4) : rows;
   }
   void carve(DeviceCarver& carver, int64_t m, Buffers& b) const {
     const LinearProblem& p = problem();
