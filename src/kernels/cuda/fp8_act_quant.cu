@@ -2,9 +2,9 @@
 // kernels/common/activation_quant.h: absmax by fmaxf (NaN ignored, as std::max there), the scale
 // max(amax / 448, 1/(448*512)) by IEEE division, per-token and per-group codes RNE(clamp(x / s))
 // by IEEE division, per-tensor and static RNE(clamp(x * (1/s))), the clamp letting NaN through and
-// cuda_fp8.h's round-to-nearest-even conversion (hardware cvt on sm89+). One launch for per-token
-// and per-group; two for dynamic per-tensor (row maxima, then one block per slice of rows reduces
-// them and quantizes).
+// cuda_fp8.h's round-to-nearest-even conversion (hardware cvt on sm89+); 16-byte loads where the
+// rows are aligned (the same arithmetic per element). One launch for per-token and per-group; two
+// for dynamic per-tensor (row maxima, then one block per slice of rows reduces them and quantizes).
 #include <cuda_fp8.h>
 
 #include "kernels/cuda/cuda_device.cuh"
@@ -35,6 +35,94 @@ __device__ float block_max(float v, float* shared) {
   for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w) m = fmaxf(m, shared[w]);
   __syncthreads();
   return m;
+}
+
+// 16-byte loads of 8 consecutive elements (f32: two) and 8-byte stores of their codes, for rows
+// whose start is 16-byte aligned (fp8_quantize checks); the same per-element arithmetic as the
+// scalar kernels, so the codes and scales are the same bits.
+__device__ __forceinline__ void load8(const void* p, int64_t i, int code, float (&f)[8]) {
+  if (code == kF32) {
+    const float4 a = *reinterpret_cast<const float4*>(static_cast<const float*>(p) + i);
+    const float4 b = *reinterpret_cast<const float4*>(static_cast<const float*>(p) + i + 4);
+    f[0] = a.x;
+    f[1] = a.y;
+    f[2] = a.z;
+    f[3] = a.w;
+    f[4] = b.x;
+    f[5] = b.y;
+    f[6] = b.z;
+    f[7] = b.w;
+    return;
+  }
+  const uint4 v = *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(p) + i);
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const auto lo = static_cast<unsigned short>(w[j] & 0xFFFFu);
+    const auto hi = static_cast<unsigned short>(w[j] >> 16);
+    if (code == kBF16) {
+      f[2 * j] = __bfloat162float(__ushort_as_bfloat16(lo));
+      f[2 * j + 1] = __bfloat162float(__ushort_as_bfloat16(hi));
+    } else {
+      f[2 * j] = __half2float(__ushort_as_half(lo));
+      f[2 * j + 1] = __half2float(__ushort_as_half(hi));
+    }
+  }
+}
+
+__device__ __forceinline__ float abs_max8(float amax, const float (&f)[8]) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) amax = fmaxf(amax, fabsf(f[j]));
+  return amax;
+}
+
+// codes of x / s (divide) or x * s (multiply), 8 at a time.
+template <bool kDivide>
+__device__ __forceinline__ void store8(uint8_t* codes, const float (&f)[8], float s) {
+  uint32_t word[2] = {0, 0};
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const float q = kDivide ? __fdiv_rn(f[j], s) : __fmul_rn(f[j], s);
+    word[j >> 2] |= static_cast<uint32_t>(encode(q)) << (8 * (j & 3));
+  }
+  *reinterpret_cast<uint2*>(codes) = make_uint2(word[0], word[1]);
+}
+
+__global__ void token_kernel_vec(const void* x, int64_t ldx, int code, int64_t K, uint8_t* codes,
+                                 float* scales) {
+  __shared__ float shared[32];
+  const int64_t m = blockIdx.x;
+  const int64_t vecs = K / 8;
+  float amax = 0.0f;
+#pragma unroll 4
+  for (int64_t v = threadIdx.x; v < vecs; v += blockDim.x) {
+    float f[8];
+    load8(x, m * ldx + v * 8, code, f);
+    amax = abs_max8(amax, f);
+  }
+  const float s = dynamic_scale(block_max(amax, shared));
+  if (threadIdx.x == 0) scales[m] = s;
+#pragma unroll 4
+  for (int64_t v = threadIdx.x; v < vecs; v += blockDim.x) {
+    float f[8];
+    load8(x, m * ldx + v * 8, code, f);
+    store8<true>(codes + m * K + v * 8, f, s);
+  }
+}
+
+__global__ void row_max_kernel_vec(const void* x, int64_t ldx, int code, int64_t K,
+                                   float* row_max) {
+  __shared__ float shared[32];
+  const int64_t m = blockIdx.x;
+  float amax = 0.0f;
+#pragma unroll 4
+  for (int64_t v = threadIdx.x; v < K / 8; v += blockDim.x) {
+    float f[8];
+    load8(x, m * ldx + v * 8, code, f);
+    amax = abs_max8(amax, f);
+  }
+  amax = block_max(amax, shared);
+  if (threadIdx.x == 0) row_max[m] = amax;
 }
 
 // One block per row: per-token scale and codes.
@@ -92,7 +180,7 @@ __global__ void row_max_kernel(const void* x, int64_t ldx, int code, int64_t K, 
 
 // Per-tensor: s from the row maxima (dynamic) or the checkpoint's input_scale (static).
 __global__ void tensor_kernel(const void* x, int64_t ldx, int code, int64_t M, int64_t K,
-                              const float* row_max, float static_scale, bool replicate,
+                              const float* row_max, float static_scale, bool replicate, bool vec,
                               uint8_t* codes, float* scales) {
   __shared__ float shared[32];
   float s = static_scale;
@@ -105,6 +193,15 @@ __global__ void tensor_kernel(const void* x, int64_t ldx, int code, int64_t M, i
   if (blockIdx.x == 0 && threadIdx.x == 0) scales[0] = s;
   for (int64_t m = blockIdx.x; m < M; m += gridDim.x) {
     if (replicate && threadIdx.x == 0) scales[m] = s;
+    if (vec) {
+#pragma unroll 4
+      for (int64_t v = threadIdx.x; v < K / 8; v += blockDim.x) {
+        float f[8];
+        load8(x, m * ldx + v * 8, code, f);
+        store8<false>(codes + m * K + v * 8, f, inv);
+      }
+      continue;
+    }
     for (int64_t k = threadIdx.x; k < K; k += blockDim.x) {
       codes[m * K + k] = encode(__fmul_rn(cuda_device::load_element(x, m * ldx + k, code), inv));
     }
@@ -118,9 +215,16 @@ cudaError_t fp8_quantize(const void* x, int64_t ldx, int code, int64_t M, int64_
                          uint8_t* codes, float* scales, float* scratch, cudaStream_t stream) {
   if (M == 0) return cudaSuccess;
   const unsigned rows = static_cast<unsigned>(M);
+  // Rows that start on 16 bytes (and codes rows on 8) take the vector kernels.
+  const bool vec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && ldx % 8 == 0 && K % 8 == 0 &&
+                   reinterpret_cast<uintptr_t>(codes) % 8 == 0;
   switch (kind) {
     case kActToken:
-      token_kernel<<<rows, kThreads, 0, stream>>>(x, ldx, code, K, codes, scales);
+      if (vec) {
+        token_kernel_vec<<<rows, kThreads, 0, stream>>>(x, ldx, code, K, codes, scales);
+      } else {
+        token_kernel<<<rows, kThreads, 0, stream>>>(x, ldx, code, K, codes, scales);
+      }
       break;
     case kActGroup: {
       const int64_t warps = M * ((K + group_k - 1) / group_k);
@@ -133,13 +237,18 @@ cudaError_t fp8_quantize(const void* x, int64_t ldx, int code, int64_t M, int64_
     case kActStatic: {
       const bool dynamic = kind == kActTensor;
       if (dynamic) {
-        row_max_kernel<<<rows, kThreads, 0, stream>>>(x, ldx, code, K, scratch);
+        if (vec) {
+          row_max_kernel_vec<<<rows, kThreads, 0, stream>>>(x, ldx, code, K, scratch);
+        } else {
+          row_max_kernel<<<rows, kThreads, 0, stream>>>(x, ldx, code, K, scratch);
+        }
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) return e;
       }
       const unsigned blocks = static_cast<unsigned>(M < 264 ? M : 264);
-      tensor_kernel<<<blocks, kThreads, 0, stream>>>(
-          x, ldx, code, M, K, dynamic ? scratch : nullptr, static_scale, replicate, codes, scales);
+      tensor_kernel<<<blocks, kThreads, 0, stream>>>(x, ldx, code, M, K,
+                                                     dynamic ? scratch : nullptr, static_scale,
+                                                     replicate, vec, codes, scales);
       break;
     }
     default:
