@@ -41,6 +41,10 @@ inline constexpr int kWoBlockN = 128;  // columns per block (the prepared N is p
 inline constexpr int kWoChunk = 128;   // K rows per pipeline stage (the prepared K is padded)
 inline constexpr int kWoThreads = 128;
 inline constexpr int kWoMaxSplit = 8;
+// The largest split QLINEAR_CUDA_WO_SPLIT may force: 16 is a non-portable cluster size (sm90),
+// launched with cudaFuncAttributeNonPortableClusterSizeAllowed (a measurement knob, not chosen
+// by the heuristic yet).
+inline constexpr int kWoMaxForcedSplit = 16;
 // K rows per 16-byte lane vector of a 16-column tile.
 inline constexpr int wo_step_rows(int code) { return code == kU4 ? 64 : 32; }
 

@@ -669,6 +669,11 @@ cudaError_t wo_mma_launch(const WoVariant& variant, const WoParams& params, unsi
     fn<<<grid, kThreads, smem, stream>>>(params);
     return cudaGetLastError();
   }
+  if (params.split > 8) {
+    const cudaError_t e =
+        cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (e != cudaSuccess) return e;
+  }
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = dim3(kThreads);

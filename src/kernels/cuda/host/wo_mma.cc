@@ -113,12 +113,16 @@ class WoMmaPrepared final : public PreparedLinear {
   // slightly penalised per doubling (each split adds a reduction); 1 below sm90 (no clusters).
   int choose_split(int64_t units, int occupancy, int chunks) const {
     if (sm < 90) return 1;
-    // QLINEAR_CUDA_WO_SPLIT=1|2|4|8 fixes the split (a tuning knob for measurements).
+    // QLINEAR_CUDA_WO_SPLIT=1|2|4|8|16 fixes the split (a tuning knob for measurements; 16 is a
+    // non-portable cluster size).
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_WO_SPLIT");
       return v != nullptr ? std::atoi(v) : 0;
     }();
-    if (forced == 1 || forced == 2 || forced == 4 || forced == 8) return std::min(forced, chunks);
+    if (forced == 1 || forced == 2 || forced == 4 || forced == 8 ||
+        forced == launch::kWoMaxForcedSplit) {
+      return std::min(forced, chunks);
+    }
     const double capacity = static_cast<double>(std::max(1, occupancy)) * sm_count;
     int best = 1;
     double best_score = -1.0;
