@@ -521,6 +521,10 @@ TEST_P(CudaGrid, MatchesReference) {
                              example[code])
               << "\n";
   }
+  // A planned entry (no device code yet) answers not-compiled to every case.
+  if (accepted == 0 && rejected.size() == 1 && rejected.begin()->first == "not-compiled") {
+    GTEST_SKIP() << kernel->name() << ": " << example.begin()->second;
+  }
   if (!reduced()) {
     EXPECT_GT(accepted, 0) << kernel->name() << " accepts none of the grid's cases";
   }

@@ -4,7 +4,8 @@
 //     packed codes once; below their M limit they beat the dequantized bf16 GEMM;
 //   - cuda.fp8.cublaslt.sm89 runs W8A8 checkpoints (the FP8 mode table picks W8A8 where it
 //     accepts);
-//   - the blas entries take every remaining layer (dequantized once to 16 bits, cuBLASLt).
+//   - the blas entries take every remaining layer (dequantized once to 16 bits, cuBLASLt);
+//   - cuda.int.wgmma.sm90 last: planned (no device code yet), so it is never selected.
 #include <vector>
 
 #include "kernels/registry.h"
@@ -16,7 +17,8 @@
   X(cuda_fp8_cublaslt_sm89)     \
   X(cuda_int_blas_cublaslt)     \
   X(cuda_fp8_blas_cublaslt)     \
-  X(cuda_dense_blas_cublaslt)
+  X(cuda_dense_blas_cublaslt)   \
+  X(cuda_int_wgmma_sm90)
 
 namespace qlinear {
 
