@@ -36,6 +36,8 @@ struct BenchCliOptions {
   std::string backend = "auto";
   std::string shapes_file;
   std::string act_dtype = "bf16";
+  std::string out_dtype = "f32";
+  std::string peers;
   int threads = 0;
   int64_t rotate_mb = 256;
   bool json = false;
@@ -51,6 +53,18 @@ std::string default_shapes_file() {
 }
 
 void print_text_record(const bench::BenchRecord& r) {
+  if (!r.device.empty()) {  // --device cuda
+    const std::string peer = r.peer_bf16_s > 0 ? fmt::format("bf16 cuBLAS {:8.1f} us  x{:5.2f}",
+                                                             r.peer_bf16_s * 1e6, r.speedup_bf16)
+                                               : "";
+    fmt::print(
+        "{:<16} {:>6}x{:<6} M={:<4} {:<26} {:9.1f} us {:7.1f} GB/s ({:4.2f} x floor) "
+        "{:8.1f} TFLOP/s  {}\n",
+        r.scheme, r.K, r.N, r.M, r.kernel, r.median_s * 1e6, r.gbps, r.ratio_floor, r.gflops / 1e3,
+        peer);
+    std::fflush(stdout);
+    return;
+  }
   const std::string blas = r.blas_median_s > 0 ? fmt::format("sgemm {:9.3f} ms  x{:5.2f}",
                                                              r.blas_median_s * 1e3, r.ratio_blas)
                                                : "";
@@ -94,6 +108,17 @@ Status run_bench_command(const BenchCliOptions& o) {
     return make_error(ErrorCode::kInvalidArgument,
                       "--act-dtype {}: activations are bf16, f16 or f32", o.act_dtype);
   }
+  if (o.out_dtype == "bf16") {
+    options.out_dtype = DType::kBF16;
+  } else if (o.out_dtype == "f16") {
+    options.out_dtype = DType::kF16;
+  } else if (o.out_dtype == "f32") {
+    options.out_dtype = DType::kF32;
+  } else {
+    return make_error(ErrorCode::kInvalidArgument, "--out-dtype {}: outputs are bf16, f16 or f32",
+                      o.out_dtype);
+  }
+  options.peers_path = o.peers;
   if (o.threads < 0) {
     return make_error(ErrorCode::kInvalidArgument, "--threads {}: must be >= 0 (0 = all cores)",
                       o.threads);
@@ -153,6 +178,11 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--shapes", opts->shapes_file, "Shapes file (\"K N label\" lines)");
   cmd->add_option("--act-dtype", opts->act_dtype, "Activation dtype: bf16, f16 or f32")
       ->capture_default_str();
+  cmd->add_option("--out-dtype", opts->out_dtype, "Output dtype: f32, bf16 or f16")
+      ->capture_default_str();
+  cmd->add_option("--peers", opts->peers,
+                  "--device cuda: gpu_peers.py's JSON from the same device call (joins the peers' "
+                  "times to the records)");
   cmd->add_flag("--json", opts->json, "One JSON record per (shape, batch) on stdout");
   cmd->add_option("--rotate-mb", opts->rotate_mb,
                   "Weight megabytes the rotated copies exceed (defeats the L3); 0 = one copy, "
