@@ -59,11 +59,12 @@ std::vector<double> InputStats::abs_mean() const {
 
 std::string input_key(std::string_view layer) {
   const std::string s(layer);
-  for (std::string_view proj : {"q_proj", "k_proj", "v_proj"}) {
-    if (s.ends_with(proj)) return s.substr(0, s.size() - proj.size()) + "qkv_proj";
+  // Fused names (the runner's) are their own key; unfused shards map onto them.
+  for (std::string_view proj : {".q_proj", ".k_proj", ".v_proj"}) {
+    if (s.ends_with(proj)) return s.substr(0, s.size() - proj.size()) + ".qkv_proj";
   }
-  for (std::string_view proj : {"gate_proj", "up_proj"}) {
-    if (s.ends_with(proj)) return s.substr(0, s.size() - proj.size()) + "gate_up_proj";
+  for (std::string_view proj : {".gate_proj", ".up_proj"}) {
+    if (s.ends_with(proj)) return s.substr(0, s.size() - proj.size()) + ".gate_up_proj";
   }
   return s;
 }
@@ -94,7 +95,7 @@ Result<Calibration> calibrate(const CalibrationOptions& o) {
   dopts.ctx = o.seq_len;
   dopts.on_linear_input = [&](std::string_view layer, ConstMatrixView x) {
     // Siblings reading the same rows are counted once (their first member's call).
-    if (layer.ends_with("k_proj") || layer.ends_with("v_proj") || layer.ends_with("up_proj")) {
+    if (layer.ends_with(".k_proj") || layer.ends_with(".v_proj") || layer.ends_with(".up_proj")) {
       return;
     }
     if (layer == "lm_head" && !o.with_lm_head) return;

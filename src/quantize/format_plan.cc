@@ -53,7 +53,10 @@ std::optional<OutputFormat> output_format_from_name(std::string_view name) {
 
 std::string output_format_names() {
   std::string out;
-  for (const auto& e : kNames) out += (out.empty() ? "" : "|") + std::string(e.name);
+  for (const auto& e : kNames) {
+    if (!out.empty()) out.push_back('|');
+    out.append(e.name);
+  }
   return out;
 }
 
@@ -213,7 +216,8 @@ json quantization_config(const FormatPlan& p, const std::vector<std::string>& ig
       if (!ignored.empty()) {
         // GPTQModel's per-module rules (AutoGPTQ itself cannot skip modules).
         json dynamic = json::object();
-        for (const std::string& l : ignored) dynamic["-:" + regex_escape(l) + "$"] = json::object();
+        for (const std::string& l : ignored)
+          dynamic[fmt::format("-:{}$", regex_escape(l))] = json::object();
         c["dynamic"] = dynamic;
       }
       return c;
