@@ -13,9 +13,18 @@
 
 #include "bench/bench_driver.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
+#include "core/parse_number.h"
 
 namespace qlinear {
 namespace {
+
+// Option limits: far above any real layer (K, N <= 2^20; 2^33 weights is 4 GiB at 4 bits), low
+// enough that a typo cannot ask for petabytes.
+constexpr int64_t kMaxBenchExtent = int64_t{1} << 20;
+constexpr int64_t kMaxBenchWeights = int64_t{1} << 33;
+constexpr int64_t kMaxBenchBatch = int64_t{1} << 16;
+constexpr int64_t kMaxRotateMb = int64_t{1} << 20;
 
 struct BenchCliOptions {
   std::string device = "cpu";
@@ -57,6 +66,8 @@ Status run_bench_command(const BenchCliOptions& o) {
   options.device = o.device;
   for (const std::string& s : o.schemes) options.schemes.push_back(s);
   for (const std::string& text : o.shapes) {
+    // Range-checked first: the driver allocates K*N weights.
+    QL_RETURN_IF_ERROR(parse_dims_2d(text, kMaxBenchExtent, kMaxBenchWeights, "--shape").status());
     QL_ASSIGN_OR_RETURN(bench::BenchShape shape, bench::parse_shape(text));
     options.shapes.push_back(shape);
   }
@@ -129,13 +140,16 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
                   "shapes file)")
       ->delimiter(',');
   cmd->add_option("--batch", opts->batches, "Batch sizes M (default: 1,4,16,64,256)")
+      ->check(int_in_range(1, kMaxBenchBatch))
       ->delimiter(',');
   cmd->add_option("--problem", opts->problem,
                   "A problem string (a QLINEAR_VERBOSE=dispatch line) instead of scheme and shape");
   cmd->add_option("--kernel", opts->kernel, "Run this kernel instead of the registry's choice");
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
       ->capture_default_str();
-  cmd->add_option("--threads", opts->threads, "Threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "Threads (0 = all cores)")
+      ->check(int_in_range(0, kMaxThreadsOption))
+      ->capture_default_str();
   cmd->add_option("--shapes", opts->shapes_file, "Shapes file (\"K N label\" lines)");
   cmd->add_option("--act-dtype", opts->act_dtype, "Activation dtype: bf16, f16 or f32")
       ->capture_default_str();
@@ -143,6 +157,7 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--rotate-mb", opts->rotate_mb,
                   "Weight megabytes the rotated copies exceed (defeats the L3); 0 = one copy, "
                   "the in-cache compute ceiling for layers that fit")
+      ->check(int_in_range(0, kMaxRotateMb))
       ->capture_default_str();
   cmd->add_flag("--quick", opts->quick, "Fewer repetitions and a smaller weight rotation");
   cmd->add_flag("--no-blas", opts->no_blas, "Skip the OpenBLAS sgemm comparison");

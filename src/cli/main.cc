@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/escape.h"
 #include "qlinear/version.h"
 
 int main(int argc, char** argv) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   qlinear::add_generate_command(app, ctx);
   qlinear::add_verify_command(app, ctx);
   qlinear::add_bench_model_command(app, ctx);
+  qlinear::add_perplexity_command(app, ctx);
   qlinear::add_tokenize_command(app, ctx);
   qlinear::add_detokenize_command(app, ctx);
   qlinear::add_chat_format_command(app, ctx);
@@ -36,11 +38,12 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   } catch (const CLI::Error& e) {
-    fmt::print(stderr, "qlinear: error: {}\n", e.what());
+    fmt::print(stderr, "qlinear: error: {}\n", qlinear::escape_message(e.what()));
     return 2;
   }
   if (!ctx.status.ok()) {
-    fmt::print(stderr, "qlinear: error: {}\n", ctx.status.message());
+    // Messages quote names and values from the input: escaped, they cannot drive the terminal.
+    fmt::print(stderr, "qlinear: error: {}\n", qlinear::escape_message(ctx.status.message()));
     return 1;
   }
   return 0;

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "kernels/cuda/cuda_kernel.h"
+#include "kernels/opencl/opencl_kernel.h"
 #include "qlinear/device.h"
 
 namespace qlinear {
@@ -32,6 +34,7 @@ TEST(DeviceTest, DetectCpuMatchesCompilerBuiltins) {
 
 TEST(DeviceTest, UnbuiltBackendsAreErrorsThatSuggestSimulation) {
   for (const char* spec : {"cuda", "cuda:1"}) {
+    if (cuda_backend_compiled()) break;  // detection is then the CUDA runtime's to answer
     auto device = detect_device(spec);
     ASSERT_FALSE(device.ok());
     EXPECT_EQ(device.status().code(), ErrorCode::kUnsupported);
@@ -39,6 +42,7 @@ TEST(DeviceTest, UnbuiltBackendsAreErrorsThatSuggestSimulation) {
     EXPECT_NE(device.status().message().find("--target cuda:sm90"), std::string::npos);
   }
   for (const char* spec : {"opencl", "opencl:0", "xpu"}) {
+    if (opencl_backend_compiled()) break;
     auto device = detect_device(spec);
     ASSERT_FALSE(device.ok());
     EXPECT_EQ(device.status().code(), ErrorCode::kUnsupported) << spec;
