@@ -1,9 +1,8 @@
 #include "quantize/output_dir.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
+
+#include "io/output_file.h"
 
 namespace qlinear::quantize {
 namespace {
@@ -60,30 +59,7 @@ Result<OutputDir> OutputDir::prepare(const std::string& out, const std::string& 
 }
 
 Status OutputDir::write_file(const std::string& name, std::string_view bytes) {
-  const std::string temp = path_ + "/" + temp_name(name);
-  std::FILE* f = std::fopen(temp.c_str(), "wb");
-  if (f == nullptr) {
-    return make_error(ErrorCode::kIo, "{}: cannot open for writing: {}", temp,
-                      std::strerror(errno));
-  }
-  const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool closed = std::fclose(f) == 0;
-  if (written != bytes.size() || !closed) {
-    std::error_code ec;
-    fs::remove(temp, ec);
-    return make_error(ErrorCode::kIo, "{}: write failed: {}", temp, std::strerror(errno));
-  }
-  return commit(temp_name(name), name);
-}
-
-Status OutputDir::commit(const std::string& temp, const std::string& name) {
-  std::error_code ec;
-  fs::rename(path_ + "/" + temp, path_ + "/" + name, ec);
-  if (ec) {
-    return make_error(ErrorCode::kIo, "{}/{}: cannot rename into place: {}", path_, name,
-                      ec.message());
-  }
-  return Status::ok_status();
+  return write_output_file(path_ + "/" + name, bytes);
 }
 
 }  // namespace qlinear::quantize

@@ -1,7 +1,7 @@
 // The --out folder: created when missing, refused when it holds anything unless --force (then
 // only the files a checkpoint loader would read are replaced or removed), never the model
-// folder itself. Every file is written under a hidden temporary name in the folder and renamed
-// into place, so a reader never sees half a file.
+// folder itself. Files go through io/output_file (a temporary file beside the target, renamed
+// into place), so a reader never sees half a file.
 #pragma once
 
 #include <string>
@@ -19,9 +19,6 @@ class OutputDir {
   const std::string& path() const { return path_; }
   // Writes `bytes` into path()/name.
   Status write_file(const std::string& name, std::string_view bytes);
-  // Moves a file written elsewhere in the folder (a temporary name) to `name`.
-  Status commit(const std::string& temp_name, const std::string& name);
-  std::string temp_name(const std::string& name) const { return "." + name + ".partial"; }
 
  private:
   std::string path_;

@@ -383,8 +383,7 @@ Status write_checkpoint(const Checkpoint& ckpt, const Quantizer& q, const Format
     }
   }
   const std::string weights = "model.safetensors";
-  QL_RETURN_IF_ERROR(writer.write(out.path() + "/" + out.temp_name(weights)));
-  QL_RETURN_IF_ERROR(out.commit(out.temp_name(weights), weights));
+  QL_RETURN_IF_ERROR(writer.write(out.path() + "/" + weights));
   report.files.push_back(weights);
 
   std::error_code ec;

@@ -77,7 +77,8 @@ struct QuantizeReport {
 };
 
 // Quantizes `options.model_dir` into `options.out_dir`. Nothing but that folder is written; each
-// file appears whole (written beside its final name, then renamed), config.json last.
+// file appears whole (io/output_file: written beside its final name, then renamed), config.json
+// last.
 Result<QuantizeReport> quantize_checkpoint(const QuantizeOptions& options);
 
 }  // namespace qlinear::quantize
