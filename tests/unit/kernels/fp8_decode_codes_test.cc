@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "convert/canonical.h"
-#include "core/dtype.h"
 #include "core/tensor.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kernel.h"
+#include "qlinear/dtype.h"
 
 namespace qlinear {
 
