@@ -69,8 +69,10 @@ bool TensorView::is_contiguous() const {
 }
 
 const Allocator& host_allocator() {
-  static const HostAllocator allocator;
-  return allocator;
+  // Never destroyed: a Tensor in another static object (a test's cache, a user's global) may be
+  // freed after this function's statics are gone, whatever the order of first use.
+  static const Allocator* const allocator = new HostAllocator();
+  return *allocator;
 }
 
 Result<Tensor> Tensor::allocate(DType dtype, Shape shape, const Allocator& allocator) {

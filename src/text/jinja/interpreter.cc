@@ -244,6 +244,16 @@ Status Interpreter::count_iteration(int line) {
 
 Result<std::string> Interpreter::render(const Program& program,
                                         const nlohmann::ordered_json& context) {
+  // On every way out: break the macro <-> frame cycles (see macros_).
+  struct ReleaseClosures {
+    std::vector<std::weak_ptr<Callable>>& macros;
+    ~ReleaseClosures() {
+      for (const std::weak_ptr<Callable>& weak : macros) {
+        if (std::shared_ptr<Callable> macro = weak.lock()) macro->closure.reset();
+      }
+      macros.clear();
+    }
+  } release{macros_};
   auto globals = std::make_shared<Frame>(nullptr);
   install_globals(*globals);
   if (context.is_object()) {
@@ -701,6 +711,7 @@ Result<Interpreter::Flow> Interpreter::exec(const Body& body, const std::shared_
         macro->name = s.text;
         macro->macro = &s;
         macro->closure = frame;
+        macros_.push_back(macro);
         frame->set(s.text, Value::callable(std::move(macro)));
         break;
       }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/status.h"
 #include "text/jinja/ast.h"
@@ -61,6 +62,9 @@ class Interpreter {
 
   int64_t iterations_ = 0;
   int call_depth_ = 0;
+  // Every macro this render defined. A macro holds its defining frame, which holds the macro:
+  // render() resets these closures when it returns so that the cycle does not leak.
+  std::vector<std::weak_ptr<Callable>> macros_;
 };
 
 }  // namespace qlinear::text::jinja
