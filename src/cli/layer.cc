@@ -225,7 +225,8 @@ void add_layer_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--out-dtype", opts->out_dtype, "Dtype of y: f32, bf16 or f16")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
       ->capture_default_str();
-  cmd->add_option("--device", opts->device, "Device of this machine: cpu, cuda[:N], xpu")
+  cmd->add_option("--device", opts->device,
+                  "Device of this machine: cpu, cuda[:N], opencl[:N], xpu")
       ->capture_default_str();
   cmd->add_option("--target", opts->target, "Refused: a simulated device cannot run anything");
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
