@@ -327,7 +327,8 @@ struct SchemeInfo {
   std::string_view problem;  // LinearProblem grammar without K/N/a=
 };
 
-// int schemes as GPTQ/AWQ checkpoints ship them; fp8 as compressed-tensors / DeepSeek do.
+// int schemes as GPTQ/AWQ checkpoints ship them; fp8 as compressed-tensors / DeepSeek do;
+// dense as safetensors store skipped layers.
 constexpr SchemeInfo kSchemes[] = {
     {"w4a16g128", "int4:g128"},
     {"w4a16g32", "int4:g32"},
@@ -343,6 +344,9 @@ constexpr SchemeInfo kSchemes[] = {
     {"fp8-w8a8-static", "fp8:tensor:static-tensor"},
     {"fp8-block-w8a16", "fp8:block128x128"},
     {"fp8-block-w8a8", "fp8:block128x128:dyn-group"},
+    // Unquantized layers (the lm_head of AWQ/GPTQ checkpoints, unquantized models).
+    {"dense-bf16", "dense:bf16"},
+    {"dense-f16", "dense:f16"},
 };
 
 }  // namespace

@@ -29,6 +29,7 @@ void add_layer_command(CLI::App& app, CommandContext& ctx);
 void add_generate_command(CLI::App& app, CommandContext& ctx);
 void add_verify_command(CLI::App& app, CommandContext& ctx);
 void add_bench_model_command(CLI::App& app, CommandContext& ctx);
+void add_perplexity_command(CLI::App& app, CommandContext& ctx);
 void add_tokenize_command(CLI::App& app, CommandContext& ctx);
 void add_detokenize_command(CLI::App& app, CommandContext& ctx);
 void add_chat_format_command(CLI::App& app, CommandContext& ctx);

@@ -150,6 +150,11 @@ Status run_generate(const GenerateCliOptions& opts) {
     }
     return true;
   };
+  // A plain text prompt is echoed, so the output reads as the continuation it is.
+  if (!opts.json && text && !opts.chat) {
+    fmt::print("{}", opts.prompt);
+    std::fflush(stdout);
+  }
   QL_ASSIGN_OR_RETURN(GenerationResult result, generate(*decoder, prompt, gen, on_token));
   if (text) generated_text += text->flush();
 
@@ -187,6 +192,7 @@ Status run_generate(const GenerateCliOptions& opts) {
     fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("\n");
+    std::fflush(stdout);  // the text's last line before the summary on stderr
     fmt::print(stderr,
                "qlinear: {} prompt tokens, {} generated ({}); load {:.2f} s, prefill {:.1f} tok/s, "
                "decode {:.1f} tok/s\n",

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   qlinear::add_generate_command(app, ctx);
   qlinear::add_verify_command(app, ctx);
   qlinear::add_bench_model_command(app, ctx);
+  qlinear::add_perplexity_command(app, ctx);
   qlinear::add_tokenize_command(app, ctx);
   qlinear::add_detokenize_command(app, ctx);
   qlinear::add_chat_format_command(app, ctx);

@@ -45,6 +45,8 @@ Result<std::unique_ptr<PreparedLinear>> BackendKernel::prepare(const Canonical& 
                       "{}; build with the {} preset)",
                       name(), weights.name, info.label, info.option, info.preset);
   }
+  // An entry without device code says so (unsupported), before its requirements are checked.
+  if (!has_device_code()) return BackendKernel::prepare_on_device(weights, problem, device);
   if (Verdict v = check(problem, d); !v.ok()) {
     return make_error(ErrorCode::kInvalidArgument, "{}: layer \"{}\": {} ({})", name(),
                       weights.name, v.to_string(), problem.to_string());

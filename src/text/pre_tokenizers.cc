@@ -1,5 +1,6 @@
 #include "text/pre_tokenizers.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "text/byte_level.h"
@@ -98,8 +99,7 @@ void split_piece(const Piece& piece, const std::vector<Span>& matches, Behavior 
         }
         previous = s.match;
       }
-      std::vector<Segment> reversed(merged.rbegin(), merged.rend());
-      merged = std::move(reversed);
+      std::reverse(merged.begin(), merged.end());
       break;
     }
   }

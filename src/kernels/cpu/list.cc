@@ -27,6 +27,8 @@
   X(cpu_blas_int)              \
   X(cpu_int_generic)           \
   X(cpu_blas_fp8)              \
+  X(cpu_dense_avx512)          \
+  X(cpu_dense_avx2)            \
   X(cpu_blas_dense)
 
 namespace qlinear {

@@ -84,6 +84,13 @@ TEST(BenchDriver, WeightBytesCountCodesAtTheirWidthPlusScales) {
   auto block = scheme_problem("fp8-block-w8a8", 4096, 1000, DType::kBF16);
   ASSERT_TRUE(block.ok());
   EXPECT_EQ(weight_bytes(*block), 4096 * 1000 + 32 * 8 * 4);
+  // dense: two bytes per weight, as stored.
+  for (const char* dense : {"dense-bf16", "dense-f16"}) {
+    auto d = scheme_problem(dense, 4096, 1000, DType::kBF16);
+    ASSERT_TRUE(d.ok()) << dense;
+    EXPECT_EQ(d->scheme, WeightScheme::kDense);
+    EXPECT_EQ(weight_bytes(*d), 4096 * 1000 * 2) << dense;
+  }
 }
 
 TEST(BenchDriver, MeasuresAPositiveBandwidth) {

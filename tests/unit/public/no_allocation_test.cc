@@ -114,6 +114,7 @@ TEST(NoAllocation, EveryRunnableKernelRunsWithoutTouchingTheHeap) {
   cases.push_back(
       {fp8_weights(Fp8WeightGranularity::kBlock, ActQuant::kDynamicGroup, rng), Fp8Mode::kW8A8});
   cases.push_back({dense_weights(DType::kBF16)});
+  cases.push_back({dense_weights(DType::kF16)});
   cases.push_back({dense_weights(DType::kF32)});
   Result<Device> cpu = detect_device("cpu");
   ASSERT_TRUE(cpu.ok());

@@ -1,0 +1,136 @@
+// `qlinear perplexity`: token-level perplexity of a text file with the runner (Hugging Face's
+// sliding-window recipe, model/perplexity.h), with a progress bar per window and --json.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/kernel_flags.h"
+#include "cli/prompt_text.h"
+#include "core/progress.h"
+#include "io/json_text.h"
+#include "model/decoder.h"
+#include "model/perplexity.h"
+
+namespace qlinear {
+namespace {
+
+struct PerplexityCliOptions {
+  std::string model;
+  std::string text;
+  int64_t ctx = 1024;
+  int64_t stride = 0;
+  int64_t max_tokens = 0;
+  int threads = 0;
+  std::string device = "cpu";
+  std::string backend = "auto";
+  std::string kernel;
+  std::string quantization;
+  int tp = 1;
+  std::string dtype = "f32";
+  bool json = false;
+};
+
+Status run_perplexity(const PerplexityCliOptions& opts) {
+  const int64_t stride = opts.stride > 0 ? opts.stride : std::max<int64_t>(1, opts.ctx / 2);
+  if (stride > opts.ctx) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--stride {} is larger than --ctx {} (tokens between windows would never be "
+                      "scored)",
+                      stride, opts.ctx);
+  }
+  QL_ASSIGN_OR_RETURN(const std::string content, io_internal::read_text_file(opts.text));
+  QL_ASSIGN_OR_RETURN(std::unique_ptr<PromptText> text, PromptText::open(opts.model));
+  QL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, text->encode(content));
+  if (opts.max_tokens > 0 && static_cast<int64_t>(ids.size()) > opts.max_tokens) {
+    ids.resize(static_cast<std::size_t>(opts.max_tokens));
+  }
+
+  QL_ASSIGN_OR_RETURN(Device device, device_from_flags(opts.device, ""));
+  DecoderOptions dopts;
+  QL_ASSIGN_OR_RETURN(dopts.policy, policy_from_flags(opts.backend, opts.kernel, false));
+  dopts.quantization = opts.quantization;
+  dopts.tp = opts.tp;
+  dopts.ctx = opts.ctx;
+  dopts.threads = opts.threads;
+  dopts.act_dtype = opts.dtype == "bf16" ? DType::kBF16 : DType::kF32;
+  dopts.progress = !opts.json;
+  QL_ASSIGN_OR_RETURN(std::unique_ptr<Decoder> decoder, Decoder::load(opts.model, device, dopts));
+
+  PerplexityOptions popts;
+  popts.ctx = opts.ctx;
+  popts.stride = stride;
+  std::unique_ptr<Progress> bar;
+  auto on_window = [&](int64_t done, int64_t total) {
+    if (opts.json) return;
+    if (!bar) bar = std::make_unique<Progress>("perplexity", static_cast<uint64_t>(total));
+    bar->advance(1);
+    if (done == total) bar->finish();
+  };
+  QL_ASSIGN_OR_RETURN(PerplexityResult r, perplexity(*decoder, ids, popts, on_window));
+  const double tokens_per_s =
+      static_cast<double>(r.windows) *
+      static_cast<double>(std::min<int64_t>(r.ctx, static_cast<int64_t>(ids.size()))) / r.seconds;
+  if (opts.json) {
+    const nlohmann::json doc = {{"model", opts.model},
+                                {"text", opts.text},
+                                {"perplexity", r.perplexity},
+                                {"nll", r.nll},
+                                {"tokens", ids.size()},
+                                {"scored", r.scored},
+                                {"windows", r.windows},
+                                {"ctx", r.ctx},
+                                {"stride", r.stride},
+                                {"seconds", r.seconds},
+                                {"load_s", decoder->load_seconds()}};
+    fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    fmt::print("perplexity {:.4f} over {} tokens ({} scored, {} windows of {} tokens, stride {})\n",
+               r.perplexity, ids.size(), r.scored, r.windows, r.ctx, r.stride);
+    fmt::print(stderr, "qlinear: load {:.2f} s, {:.2f} s of forwards (about {:.0f} tok/s)\n",
+               decoder->load_seconds(), r.seconds, tokens_per_s);
+  }
+  return Status::ok_status();
+}
+
+}  // namespace
+
+void add_perplexity_command(CLI::App& app, CommandContext& ctx) {
+  auto opts = std::make_shared<PerplexityCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "perplexity", "Perplexity of a text file (Hugging Face's sliding-window recipe)");
+  cmd->add_option("--model,-m", opts->model, "Checkpoint directory")->required();
+  cmd->add_option("--text", opts->text, "UTF-8 text file, tokenized as Hugging Face does")
+      ->required();
+  cmd->add_option("--ctx", opts->ctx, "Window length in tokens")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--stride", opts->stride, "Tokens between window starts (default ctx / 2)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--max-tokens", opts->max_tokens, "Score only the text's first N tokens")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 40));
+  cmd->add_option("--threads", opts->threads, "CPU threads (0: all cores)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  cmd->add_option("--device", opts->device, "cpu")->capture_default_str();
+  cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
+      ->capture_default_str();
+  cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");
+  cmd->add_option("--quantization", opts->quantization,
+                  "Quantize an unquantized checkpoint online (fp8)")
+      ->check(CLI::IsMember({"fp8"}));
+  cmd->add_option("--tp", opts->tp, "Tensor-parallel ranks, emulated in this process")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--dtype", opts->dtype, "Activations the linear layers read: f32 or bf16")
+      ->check(CLI::IsMember({"f32", "bf16"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->callback([opts, &ctx] { run_command(ctx, [&] { return run_perplexity(*opts); }); });
+}
+
+}  // namespace qlinear
