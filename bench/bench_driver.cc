@@ -32,6 +32,9 @@
 #include "kernels/kernel.h"
 #include "kernels/select.h"
 #include "qlinear/device.h"
+#if defined(QLINEAR_BENCH_CUDA)
+#include "kernels/cuda/runtime/cuda_bench.h"
+#endif
 
 namespace qlinear::bench {
 
@@ -94,7 +97,10 @@ Canonical random_weights(const LinearProblem& p, uint64_t seed) {
     w.qweight.resize(static_cast<std::size_t>(K / w.pack_factor() * N));
     parallel_fill(w.qweight, seed, [](uint64_t r) { return static_cast<uint32_t>(r); });
     w.scales.resize(static_cast<std::size_t>(w.num_groups * N));
-    parallel_fill(w.scales, seed + 1, [](uint64_t r) { return unit(r, 0.001f, 0.01f); });
+    // f16 values, as GPTQ / AWQ checkpoints store scales (kernels that keep the checkpoint's
+    // precision then stream the bytes weight_bytes() counts).
+    parallel_fill(w.scales, seed + 1,
+                  [](uint64_t r) { return f16_to_f32(f32_to_f16(unit(r, 0.001f, 0.01f))); });
     if (p.has_zeros) {
       w.zeros.resize(w.scales.size());
       const uint32_t levels = 1u << p.bits;
@@ -129,6 +135,10 @@ Canonical random_weights(const LinearProblem& p, uint64_t seed) {
         w.is_block() ? ((N + p.block_n - 1) / p.block_n) * ((K + p.block_k - 1) / p.block_k) : N;
     w.scale.resize(static_cast<std::size_t>(scales));
     parallel_fill(w.scale, seed + 1, [](uint64_t r) { return unit(r, 1e-4f, 1e-3f); });
+    // Per-tensor checkpoints (one unfused shard) share one scale over all rows.
+    if (p.fp8_weight == Fp8WeightGranularity::kTensor) {
+      std::fill(w.scale.begin(), w.scale.end(), w.scale.front());
+    }
     c.weights = std::move(w);
   } else {
     DenseWeights w;
@@ -342,6 +352,7 @@ constexpr SchemeInfo kSchemes[] = {
     {"fp8-w8a16", "fp8:channel"},
     {"fp8-w8a8-token", "fp8:channel:dyn-token"},
     {"fp8-w8a8-static", "fp8:tensor:static-tensor"},
+    {"fp8-w8a8-tensor", "fp8:tensor:dyn-tensor"},
     {"fp8-block-w8a16", "fp8:block128x128"},
     {"fp8-block-w8a8", "fp8:block128x128:dyn-group"},
     // Unquantized layers (the lm_head of AWQ/GPTQ checkpoints, unquantized models).
@@ -494,20 +505,159 @@ double measure_memory_bandwidth(int threads, int passes, int64_t bytes) {
   return BandwidthProbe(threads, bytes).measure(passes);
 }
 
+#if defined(QLINEAR_BENCH_CUDA)
+namespace {
+
+// gpu_peers.py's rows by (K, N, M).
+struct PeerRow {
+  double bf16_s = 0, tinygemm_s = 0, fp8_tensor_s = 0, fp8_row_s = 0;
+};
+Result<std::map<std::tuple<int64_t, int64_t, int64_t>, PeerRow>> read_peers(
+    const std::string& path) {
+  std::map<std::tuple<int64_t, int64_t, int64_t>, PeerRow> rows;
+  if (path.empty()) return rows;
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorCode::kNotFound, "--peers {}: cannot open the file", path);
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kCorrupt, "--peers {}: not JSON: {}", path, e.what());
+  }
+  for (const auto& r : j.value("rows", nlohmann::json::array())) {
+    PeerRow p;
+    p.bf16_s = r.value("bf16_s", 0.0);
+    p.tinygemm_s = r.value("w4a16_tinygemm_s", 0.0);
+    p.fp8_tensor_s = r.value("fp8_tensor_s", 0.0);
+    p.fp8_row_s = r.value("fp8_row_s", 0.0);
+    rows[{r.value("K", int64_t{0}), r.value("N", int64_t{0}), r.value("M", int64_t{0})}] = p;
+  }
+  return rows;
+}
+
+Result<Tensor> device_activations(DeviceContext& ctx, DType dtype, int64_t M, int64_t K,
+                                  uint64_t seed) {
+  QL_ASSIGN_OR_RETURN(const Tensor host, random_activations(dtype, M, K, seed));
+  QL_ASSIGN_OR_RETURN(Tensor x, Tensor::allocate(dtype, {M, K}, ctx.allocator()));
+  QL_RETURN_IF_ERROR(ctx.upload(x.data(), 0, host.data(), host.nbytes()));
+  return x;
+}
+
+}  // namespace
+
+// The GPU bench: the same schemes, shapes and batches; per call GPU time from CUDA events (calls
+// queued behind a spin kernel, so launch overhead is the GPU's only), weights rotated over copies
+// that exceed rotate_bytes (past the 60 MB L2), the device-to-device copy bandwidth of this process
+// measured before each shape, and gpu_peers.py's times joined by (K, N, M).
+Result<std::vector<BenchRecord>> run_bench_cuda(
+    const BenchOptions& options, const Device& device, const SelectionPolicy& policy,
+    const std::vector<std::pair<std::string, std::optional<LinearProblem>>>& schemes,
+    const std::vector<BenchShape>& shapes, const std::vector<int64_t>& batches,
+    const std::function<void(const BenchRecord&)>& on_record) {
+  QL_ASSIGN_OR_RETURN(DeviceContext * ctx, device_context(device));
+  QL_ASSIGN_OR_RETURN(const auto peers, read_peers(options.peers_path));
+  const int64_t max_batch = *std::max_element(batches.begin(), batches.end());
+  const int reps = options.quick ? 20 : 50;
+  const int64_t rotate_bytes = options.rotate_bytes;
+  Progress progress("bench", shapes.size() * schemes.size() * batches.size(), options.progress);
+  std::vector<BenchRecord> records;
+  for (const BenchShape& shape : shapes) {
+    QL_ASSIGN_OR_RETURN(const double membw,
+                        cuda_bench::copy_bandwidth_gbps(device.index, std::size_t{1} << 30, 5));
+    for (const auto& [scheme, given] : schemes) {
+      LinearProblem problem;
+      if (given) {
+        problem = *given;
+      } else {
+        QL_ASSIGN_OR_RETURN(problem, scheme_problem(scheme, shape.K, shape.N, options.act_dtype));
+        problem.out_dtype = options.out_dtype;
+      }
+      problem.m_min = 1;
+      problem.m_max = max_batch;
+      const Canonical weights = random_canonical(problem, 42);
+      const int64_t bytes = weight_bytes(problem);
+      const int64_t copies = rotation_copies(bytes, rotate_bytes, int64_t{8} << 30);
+      std::vector<Linear> prepared;
+      for (int64_t i = 0; i < copies; ++i) {
+        QL_ASSIGN_OR_RETURN(Linear linear,
+                            Linear::create_for_problem(weights, problem, device, policy, "bench"));
+        prepared.push_back(std::move(linear));
+      }
+      QL_ASSIGN_OR_RETURN(
+          Tensor workspace,
+          Tensor::allocate(DType::kU8,
+                           {static_cast<int64_t>(prepared.front().workspace_bytes(max_batch)) + 1},
+                           ctx->allocator()));
+      for (int64_t M : batches) {
+        QL_ASSIGN_OR_RETURN(const Tensor x,
+                            device_activations(*ctx, problem.act_dtype, M, shape.K, 11));
+        QL_ASSIGN_OR_RETURN(Tensor y,
+                            Tensor::allocate(problem.out_dtype, {M, shape.N}, ctx->allocator()));
+        ExecContext ectx;
+        ectx.workspace = {workspace.data(), workspace.nbytes(), ctx->location()};
+        auto call = [&](int i) {
+          return prepared[static_cast<std::size_t>(i % copies)].run(x.matrix(), y.matrix(), ectx);
+        };
+        // Warm-up: every copy once (lazy initialisation, cuBLASLt's first launches).
+        for (int64_t i = 0; i < copies; ++i) QL_RETURN_IF_ERROR(call(static_cast<int>(i)));
+        QL_RETURN_IF_ERROR(ctx->synchronize());
+        QL_ASSIGN_OR_RETURN(
+            std::vector<double> times,
+            cuda_bench::time_calls(device.index, ctx->default_stream(), reps, call));
+        const LinearBucket& bucket = prepared.front().bucket_for(M);
+        BenchRecord r;
+        r.scheme = scheme;
+        r.label = shape.label;
+        r.K = shape.K;
+        r.N = shape.N;
+        r.M = M;
+        r.kernel = bucket.kernel;
+        r.engine = bucket.engine;
+        r.problem = bucket.problem;
+        r.median_s = median(times);
+        r.reps = reps;
+        r.weight_bytes = bytes;
+        r.gbps = static_cast<double>(bytes) / r.median_s / 1e9;
+        r.gflops = 2.0 * static_cast<double>(M * shape.K * shape.N) / r.median_s / 1e9;
+        r.membw_gbps = membw;
+        r.membw_before_gbps = membw;
+        r.membw_after_gbps = membw;
+        r.ratio_membw = r.gbps / membw;
+        r.device = device.name;
+        r.requested_kernel = options.kernel;
+        r.copies = static_cast<int>(copies);
+        const double io_bytes =
+            static_cast<double>(M) * (static_cast<double>(shape.K) * dtype_size(problem.act_dtype) +
+                                      static_cast<double>(shape.N) * dtype_size(problem.out_dtype));
+        r.floor_s = (static_cast<double>(bytes) + io_bytes) / (membw * 1e9);
+        r.ratio_floor = r.median_s / r.floor_s;
+        if (const auto it = peers.find({shape.K, shape.N, M}); it != peers.end()) {
+          r.peer_bf16_s = it->second.bf16_s;
+          r.peer_tinygemm_s = it->second.tinygemm_s;
+          r.peer_fp8_tensor_s = it->second.fp8_tensor_s;
+          r.peer_fp8_row_s = it->second.fp8_row_s;
+          if (r.peer_bf16_s > 0) r.speedup_bf16 = r.peer_bf16_s / r.median_s;
+        }
+        records.push_back(r);
+        if (on_record) on_record(r);
+        progress.advance(1);
+      }
+    }
+  }
+  progress.finish();
+  return records;
+}
+#endif
+
 Result<std::vector<BenchRecord>> run_bench(
     const BenchOptions& options, const std::function<void(const BenchRecord&)>& on_record) {
   QL_ASSIGN_OR_RETURN(const Device device, detect_device(options.device));
-  if (device.platform == Platform::kCuda) {
+  if (device.platform != Platform::kCpu && device.platform != Platform::kCuda &&
+      device.platform != Platform::kOpenCl) {
     return make_error(ErrorCode::kUnsupported,
-                      "--device {}: qlinear bench times CPU and OpenCL kernels only so far",
+                      "--device {}: qlinear bench times CPU, CUDA and OpenCL kernels",
                       options.device);
   }
-  // On an OpenCL device x, y and the workspace live in its memory and each timed call waits for
-  // the queue; the bandwidth yardstick and the OpenBLAS column are the host's, so they are left
-  // out there (0).
-  const bool on_host = device.platform == Platform::kCpu;
-  QL_ASSIGN_OR_RETURN(DeviceContext * context, device_context(device));
-  const Allocator& memory = context->allocator();
   const char* disabled = std::getenv("QLINEAR_DISABLED_KERNELS");
   QL_ASSIGN_OR_RETURN(const SelectionPolicy policy,
                       make_policy(options.backend, options.kernel, disabled ? disabled : ""));
@@ -538,6 +688,20 @@ Result<std::vector<BenchRecord>> run_bench(
     }
   }
 
+  if (device.platform == Platform::kCuda) {
+#if defined(QLINEAR_BENCH_CUDA)
+    return run_bench_cuda(options, device, policy, schemes, shapes, batches, on_record);
+#else
+    return make_error(ErrorCode::kUnsupported, "--device {}: built without QLINEAR_WITH_CUDA",
+                      options.device);
+#endif
+  }
+  // On an OpenCL device x, y and the workspace live in its memory and each timed call waits for
+  // the queue; the bandwidth yardstick and the OpenBLAS column are the host's, so they are left
+  // out there (0).
+  const bool on_host = device.platform == Platform::kCpu;
+  QL_ASSIGN_OR_RETURN(DeviceContext * context, device_context(device));
+  const Allocator& memory = context->allocator();
   const int64_t rotate_bytes = options.quick ? options.rotate_bytes / 2 : options.rotate_bytes;
   // Measured right before and right after each record's kernel timing: on a shared (virtual)
   // machine the bandwidth moves within seconds (20-55 GB/s here), and a ratio against a number
@@ -559,6 +723,7 @@ Result<std::vector<BenchRecord>> run_bench(
         problem = *given;
       } else {
         QL_ASSIGN_OR_RETURN(problem, scheme_problem(scheme, shape.K, shape.N, options.act_dtype));
+        problem.out_dtype = options.out_dtype;
       }
       problem.m_min = 1;
       problem.m_max = max_batch;
@@ -651,10 +816,36 @@ std::string record_json(const BenchRecord& r) {
   j["blas_median_s"] = r.blas_median_s;
   j["ratio_blas"] = r.ratio_blas;
   j["blas_copies"] = r.blas_copies;
+  if (!r.device.empty()) {
+    j["device"] = r.device;
+    j["requested_kernel"] = r.requested_kernel;
+    j["copies"] = r.copies;
+    j["floor_s"] = r.floor_s;
+    j["ratio_floor"] = r.ratio_floor;
+    j["peer_bf16_s"] = r.peer_bf16_s;
+    j["peer_tinygemm_s"] = r.peer_tinygemm_s;
+    j["peer_fp8_tensor_s"] = r.peer_fp8_tensor_s;
+    j["peer_fp8_row_s"] = r.peer_fp8_row_s;
+    j["speedup_bf16"] = r.speedup_bf16;
+  }
   return j.dump();
 }
 
 std::string records_table(const std::vector<BenchRecord>& records) {
+  if (!records.empty() && !records.front().device.empty()) {
+    std::string out =
+        "| scheme | shape (KxN) | M | kernel | median us | GB/s | x floor | TFLOP/s | bf16 cuBLAS "
+        "us | x bf16 |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const BenchRecord& r : records) {
+      out +=
+          fmt::format("| {} | {}x{}{} | {} | {} | {:.1f} | {:.0f} | {:.2f} | {:.1f} | {} | {} |\n",
+                      r.scheme, r.K, r.N, r.label.empty() ? "" : fmt::format(" {}", r.label), r.M,
+                      r.kernel, r.median_s * 1e6, r.gbps, r.ratio_floor, r.gflops / 1e3,
+                      r.peer_bf16_s > 0 ? fmt::format("{:.1f}", r.peer_bf16_s * 1e6) : "-",
+                      r.peer_bf16_s > 0 ? fmt::format("{:.2f}", r.speedup_bf16) : "-");
+    }
+    return out;
+  }
   std::string out =
       "| scheme | shape (KxN) | M | kernel | median ms | GB/s | x membw | GFLOP/s | sgemm ms | "
       "x sgemm |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n";

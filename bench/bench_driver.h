@@ -40,7 +40,11 @@ struct BenchOptions {
   bool quick = false;            // fewer repetitions, smaller rotation
   bool blas = true;              // time cblas_sgemm as well
   DType act_dtype = DType::kBF16;  // activations as a model feeds them
-  bool progress = true;            // progress bar on a terminal
+  DType out_dtype = DType::kF32;   // outputs (a GPU model keeps bf16 hidden states)
+  // --device cuda: gpu_peers.py's JSON of the same device call; its times for each (K, N, M)
+  // join the records (peer_*_s and speedup_bf16).
+  std::string peers_path;
+  bool progress = true;  // progress bar on a terminal
   // Weight bytes each rotation exceeds (L3 is 32 MB here), and the bandwidth loop's buffer.
   int64_t rotate_bytes = int64_t{256} << 20;
   int64_t membw_bytes = int64_t{256} << 20;
@@ -68,6 +72,18 @@ struct BenchRecord {
   double blas_median_s = 0.0;      // 0 when not measured
   double ratio_blas = 0.0;         // blas_median_s / median_s (> 1: the kernel is faster)
   int blas_copies = 0;             // f32 weight copies the sgemm rotated over
+  // --device cuda (membw_gbps is then a device-to-device copy's bytes read + written per second,
+  // the same process, just before the shape's kernels; the blas_* yardstick is not run):
+  std::string device;              // "cuda:0 NVIDIA H200"
+  std::string requested_kernel;    // --kernel, "" for the registry's choice
+  int copies = 0;                  // weight copies the timed calls rotated over (past the L2)
+  double floor_s = 0.0;            // (weight_bytes + x + y bytes) / membw_gbps
+  double ratio_floor = 0.0;        // median_s / floor_s (1.0 = at the bandwidth floor)
+  double peer_bf16_s = 0.0;        // gpu_peers.py: torch.matmul bf16 (cuBLAS), 0 when not given
+  double peer_tinygemm_s = 0.0;    // torch._weight_int4pack_mm g128
+  double peer_fp8_tensor_s = 0.0;  // torch._scaled_mm per-tensor
+  double peer_fp8_row_s = 0.0;     // torch._scaled_mm row-wise
+  double speedup_bf16 = 0.0;       // peer_bf16_s / median_s
 };
 
 // The schemes `--scheme` accepts, and the default set.

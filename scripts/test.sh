@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Builds everything with warnings as errors under ASan + UBSan and runs every test with ctest.
+# Builds everything with warnings as errors under ASan + UBSan and runs every test with ctest,
+# and with --tsan also the threaded kernel tests under ThreadSanitizer (the tsan preset builds
+# only them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$(nproc)"
 ctest --preset ci -j "$(nproc)"
+
+# --tsan: the threaded kernel tests under ThreadSanitizer as well (a second, smaller build).
+[ "${1:-}" = "--tsan" ] || exit 0
+echo "== threaded kernel tests under ThreadSanitizer (tsan preset, tests/tsan.supp)"
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j "$(nproc)"
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
+  build-tsan/tests/unit/kernels/kernels_tsan_tests

@@ -15,6 +15,8 @@ enum class ErrorCode {
   kInvalidArgument,  // a caller or CLI argument is wrong
   kNotFound,         // a file, tensor or key is missing
   kIo,               // the OS refused (open, mmap, write)
+  kRefusedFile,      // a path qlinear will not read or write: not a regular file, a link loop,
+                     // outside the model folder, over its size limit (docs/errors.md)
   kCorrupt,          // a file's bytes break its format's rules
   kUnsupported,      // valid input qlinear does not handle (bits=3, AWQ gemv, ...)
   kMisconfigured,    // a checkpoint contradicts itself (mis-tagged zeros, fused shards disagree)

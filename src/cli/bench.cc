@@ -13,9 +13,18 @@
 
 #include "bench/bench_driver.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
+#include "core/parse_number.h"
 
 namespace qlinear {
 namespace {
+
+// Option limits: far above any real layer (K, N <= 2^20; 2^33 weights is 4 GiB at 4 bits), low
+// enough that a typo cannot ask for petabytes.
+constexpr int64_t kMaxBenchExtent = int64_t{1} << 20;
+constexpr int64_t kMaxBenchWeights = int64_t{1} << 33;
+constexpr int64_t kMaxBenchBatch = int64_t{1} << 16;
+constexpr int64_t kMaxRotateMb = int64_t{1} << 20;
 
 struct BenchCliOptions {
   std::string device = "cpu";
@@ -27,6 +36,8 @@ struct BenchCliOptions {
   std::string backend = "auto";
   std::string shapes_file;
   std::string act_dtype = "bf16";
+  std::string out_dtype = "f32";
+  std::string peers;
   int threads = 0;
   int64_t rotate_mb = 256;
   bool json = false;
@@ -42,6 +53,18 @@ std::string default_shapes_file() {
 }
 
 void print_text_record(const bench::BenchRecord& r) {
+  if (!r.device.empty()) {  // --device cuda
+    const std::string peer = r.peer_bf16_s > 0 ? fmt::format("bf16 cuBLAS {:8.1f} us  x{:5.2f}",
+                                                             r.peer_bf16_s * 1e6, r.speedup_bf16)
+                                               : "";
+    fmt::print(
+        "{:<16} {:>6}x{:<6} M={:<4} {:<26} {:9.1f} us {:7.1f} GB/s ({:4.2f} x floor) "
+        "{:8.1f} TFLOP/s  {}\n",
+        r.scheme, r.K, r.N, r.M, r.kernel, r.median_s * 1e6, r.gbps, r.ratio_floor, r.gflops / 1e3,
+        peer);
+    std::fflush(stdout);
+    return;
+  }
   const std::string blas = r.blas_median_s > 0 ? fmt::format("sgemm {:9.3f} ms  x{:5.2f}",
                                                              r.blas_median_s * 1e3, r.ratio_blas)
                                                : "";
@@ -57,6 +80,8 @@ Status run_bench_command(const BenchCliOptions& o) {
   options.device = o.device;
   for (const std::string& s : o.schemes) options.schemes.push_back(s);
   for (const std::string& text : o.shapes) {
+    // Range-checked first: the driver allocates K*N weights.
+    QL_RETURN_IF_ERROR(parse_dims_2d(text, kMaxBenchExtent, kMaxBenchWeights, "--shape").status());
     QL_ASSIGN_OR_RETURN(bench::BenchShape shape, bench::parse_shape(text));
     options.shapes.push_back(shape);
   }
@@ -83,6 +108,17 @@ Status run_bench_command(const BenchCliOptions& o) {
     return make_error(ErrorCode::kInvalidArgument,
                       "--act-dtype {}: activations are bf16, f16 or f32", o.act_dtype);
   }
+  if (o.out_dtype == "bf16") {
+    options.out_dtype = DType::kBF16;
+  } else if (o.out_dtype == "f16") {
+    options.out_dtype = DType::kF16;
+  } else if (o.out_dtype == "f32") {
+    options.out_dtype = DType::kF32;
+  } else {
+    return make_error(ErrorCode::kInvalidArgument, "--out-dtype {}: outputs are bf16, f16 or f32",
+                      o.out_dtype);
+  }
+  options.peers_path = o.peers;
   if (o.threads < 0) {
     return make_error(ErrorCode::kInvalidArgument, "--threads {}: must be >= 0 (0 = all cores)",
                       o.threads);
@@ -129,20 +165,29 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
                   "shapes file)")
       ->delimiter(',');
   cmd->add_option("--batch", opts->batches, "Batch sizes M (default: 1,4,16,64,256)")
+      ->check(int_in_range(1, kMaxBenchBatch))
       ->delimiter(',');
   cmd->add_option("--problem", opts->problem,
                   "A problem string (a QLINEAR_VERBOSE=dispatch line) instead of scheme and shape");
   cmd->add_option("--kernel", opts->kernel, "Run this kernel instead of the registry's choice");
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
       ->capture_default_str();
-  cmd->add_option("--threads", opts->threads, "Threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "Threads (0 = all cores)")
+      ->check(int_in_range(0, kMaxThreadsOption))
+      ->capture_default_str();
   cmd->add_option("--shapes", opts->shapes_file, "Shapes file (\"K N label\" lines)");
   cmd->add_option("--act-dtype", opts->act_dtype, "Activation dtype: bf16, f16 or f32")
       ->capture_default_str();
+  cmd->add_option("--out-dtype", opts->out_dtype, "Output dtype: f32, bf16 or f16")
+      ->capture_default_str();
+  cmd->add_option("--peers", opts->peers,
+                  "--device cuda: gpu_peers.py's JSON from the same device call (joins the peers' "
+                  "times to the records)");
   cmd->add_flag("--json", opts->json, "One JSON record per (shape, batch) on stdout");
   cmd->add_option("--rotate-mb", opts->rotate_mb,
                   "Weight megabytes the rotated copies exceed (defeats the L3); 0 = one copy, "
                   "the in-cache compute ceiling for layers that fit")
+      ->check(int_in_range(0, kMaxRotateMb))
       ->capture_default_str();
   cmd->add_flag("--quick", opts->quick, "Fewer repetitions and a smaller weight rotation");
   cmd->add_flag("--no-blas", opts->no_blas, "Skip the OpenBLAS sgemm comparison");

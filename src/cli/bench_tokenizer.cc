@@ -43,7 +43,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 Status run_bench(const BenchTokenizerOptions& o) {
   QL_ASSIGN_OR_RETURN(const text::Tokenizer tok, text::Tokenizer::load(o.model));
-  QL_ASSIGN_OR_RETURN(const std::string corpus, io_internal::read_text_file(o.text));
+  QL_ASSIGN_OR_RETURN(const std::string corpus,
+                      io_internal::read_text_file(o.text, kMaxTextInputBytes));
   const std::vector<std::string_view> chunks =
       chunks_of(corpus, std::max<size_t>(o.chunk_bytes, 1));
   std::vector<std::vector<int32_t>> ids(chunks.size());

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "fixtures/fixtures.h"
 
 namespace qlinear {
@@ -116,7 +117,9 @@ void add_example_command(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::IsMember(names))
       ->capture_default_str();
   cmd->add_option("--out,-o", opts->out, "Directory to write (created; must be new or empty)");
-  cmd->add_option("--seed", opts->seed, "Seed of the generated values")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "Seed of the generated values")
+      ->check(int_in_range(0, INT64_MAX))
+      ->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print what was written as JSON");
   cmd->add_flag("--list", opts->list, "List the formats and exit");
   cmd->callback([opts, &ctx] {

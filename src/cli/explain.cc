@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/kernel_flags.h"
+#include "cli/option_checks.h"
 #include "io/checkpoint.h"
 #include "kernels/explain.h"
 
@@ -268,7 +269,7 @@ void add_explain_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");
   add_int8_activations_flag(cmd, &opts->int8_activations);
   cmd->add_option("--tp", opts->tp, "Tensor-parallel size (rank 0's view)")
-      ->check(CLI::PositiveNumber)
+      ->check(int_in_range(1, kMaxTpOption))
       ->capture_default_str();
   cmd->add_option("--quantization", opts->quantization,
                   "Quantize an unquantized checkpoint online (fp8)")

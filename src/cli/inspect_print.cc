@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/inspect_report.h"
+#include "core/escape.h"
 
 namespace qlinear {
 namespace {
@@ -60,18 +61,21 @@ std::string InspectLayer::group_text() const {
 
 void print_inspect_text(const InspectReport& report) {
   const InspectModel& m = report.model;
-  fmt::print("model         {}\n", m.dir);
-  fmt::print(
-      "              {} ({}), torch_dtype {}\n", m.architecture.empty() ? "?" : m.architecture,
-      m.model_type.empty() ? "?" : m.model_type, m.torch_dtype.empty() ? "?" : m.torch_dtype);
+  // Strings from config.json reach the terminal escaped (core/escape.h); tensor names were
+  // checked when the header was read.
+  const auto text = [](const std::string& s) { return s.empty() ? "?" : escape_for_terminal(s); };
+  fmt::print("model         {}\n", escape_for_terminal(m.dir));
+  fmt::print("              {} ({}), torch_dtype {}\n", text(m.architecture), text(m.model_type),
+             text(m.torch_dtype));
   fmt::print(
       "              hidden {}, intermediate {}, layers {}, heads {} (kv {}, head_dim {}), "
       "vocab {}\n",
       opt_text(m.hidden_size), opt_text(m.intermediate_size), opt_text(m.num_layers),
       opt_text(m.num_heads), opt_text(m.num_kv_heads), opt_text(m.head_dim),
       opt_text(m.vocab_size));
-  fmt::print("quantization  {}: {}\n", report.quantization.format, report.quantization.summary);
-  fmt::print("              from {}\n\n", report.quantization.source);
+  fmt::print("quantization  {}: {}\n", report.quantization.format,
+             escape_for_terminal(report.quantization.summary));
+  fmt::print("              from {}\n\n", escape_for_terminal(report.quantization.source));
 
   size_t name_width = 5;
   size_t format_width = 6;
@@ -89,7 +93,7 @@ void print_inspect_text(const InspectReport& report) {
                l.quantized ? l.format : "dense", format_width, l.bits, l.group_text(),
                is_int ? (l.sym ? "sym" : "asym") : "-", is_int ? (l.act_order ? "yes" : "no") : "-",
                fp8_text(l), human_bytes(l.bytes_on_disk), human_bytes(l.bytes_bf16));
-    if (!l.quantized) fmt::print("  skipped: {}", l.skip_reason.empty() ? "?" : l.skip_reason);
+    if (!l.quantized) fmt::print("  skipped: {}", text(l.skip_reason));
     fmt::print("\n");
   }
   const Totals t = totals_of(report);

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/kernel_flags.h"
+#include "cli/option_checks.h"
 #include "convert/convert.h"
 #include "core/tensor.h"
 #include "io/checkpoint.h"
@@ -36,6 +37,7 @@ struct LayerCliOptions {
   std::string backend = "auto";
   std::string kernel;
   bool int8_activations = false;
+  bool force_output = false;
   int threads = 0;
   std::string out_dtype = "f32";
 };
@@ -195,7 +197,7 @@ Status run_layer(const LayerCliOptions& opts) {
   writer.add("y", y.dtype(), {M, width}, out);
   writer.set_metadata("layer", opts.name);
   writer.set_metadata("kernel", bucket.kernel);
-  QL_RETURN_IF_ERROR(writer.write(opts.output));
+  QL_RETURN_IF_ERROR(writer.write(opts.output, OutputOptions{opts.force_output}));
 
   if (choice.shard >= 0) {
     fmt::print(stderr, "qlinear: layer {}: kernel {} (problem {}; ran {})\n", opts.name,
@@ -225,6 +227,9 @@ void add_layer_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--out-dtype", opts->out_dtype, "Dtype of y: f32, bf16 or f16")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
       ->capture_default_str();
+  cmd->add_flag("--force-output", opts->force_output,
+                "Write through a symbolic link, or into a device or FIFO (e.g. /dev/null), "
+                "instead of refusing");
   cmd->add_option("--device", opts->device,
                   "Device of this machine: cpu, cuda[:N], opencl[:N], xpu")
       ->capture_default_str();
@@ -234,7 +239,7 @@ void add_layer_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");
   add_int8_activations_flag(cmd, &opts->int8_activations);
   cmd->add_option("--threads", opts->threads, "CPU threads (0: all cores)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(int_in_range(0, kMaxThreadsOption))
       ->capture_default_str();
   cmd->callback([opts, &ctx] { run_command(ctx, [&] { return run_layer(*opts); }); });
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/escape.h"
 #include "qlinear/version.h"
 
 int main(int argc, char** argv) {
@@ -36,11 +37,12 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   } catch (const CLI::Error& e) {
-    fmt::print(stderr, "qlinear: error: {}\n", e.what());
+    fmt::print(stderr, "qlinear: error: {}\n", qlinear::escape_message(e.what()));
     return 2;
   }
   if (!ctx.status.ok()) {
-    fmt::print(stderr, "qlinear: error: {}\n", ctx.status.message());
+    // Messages quote names and values from the input: escaped, they cannot drive the terminal.
+    fmt::print(stderr, "qlinear: error: {}\n", qlinear::escape_message(ctx.status.message()));
     return 1;
   }
   return 0;

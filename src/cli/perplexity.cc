@@ -43,7 +43,8 @@ Status run_perplexity(const PerplexityCliOptions& opts) {
                       "scored)",
                       stride, opts.ctx);
   }
-  QL_ASSIGN_OR_RETURN(const std::string content, io_internal::read_text_file(opts.text));
+  QL_ASSIGN_OR_RETURN(const std::string content,
+                      io_internal::read_text_file(opts.text, kMaxTextInputBytes));
   QL_ASSIGN_OR_RETURN(std::unique_ptr<PromptText> text, PromptText::open(opts.model));
   QL_ASSIGN_OR_RETURN(std::vector<int32_t> ids, text->encode(content));
   if (opts.max_tokens > 0 && static_cast<int64_t>(ids.size()) > opts.max_tokens) {

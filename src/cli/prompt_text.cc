@@ -10,7 +10,8 @@ namespace {
 class TokenizerText final : public PromptText {
  public:
   explicit TokenizerText(text::Tokenizer tokenizer)
-      : tokenizer_(std::move(tokenizer)), stream_(tokenizer_.stream_decoder(/*skip_special=*/true)) {}
+      : tokenizer_(std::move(tokenizer)),
+        stream_(tokenizer_.stream_decoder(/*skip_special=*/true)) {}
 
   Result<std::vector<int32_t>> encode(const std::string& text) override {
     return tokenizer_.encode(text, /*add_special=*/true);

@@ -25,7 +25,7 @@ Status run_tokenize(const TokenizeOptions& o) {
   QL_ASSIGN_OR_RETURN(const text::Tokenizer tok, text::Tokenizer::load(o.model));
   std::string input = o.text;
   if (!o.text_file.empty()) {
-    QL_ASSIGN_OR_RETURN(input, io_internal::read_text_file(o.text_file));
+    QL_ASSIGN_OR_RETURN(input, io_internal::read_text_file(o.text_file, kMaxTextInputBytes));
   }
   QL_ASSIGN_OR_RETURN(const text::Encoding e, tok.encode_with_tokens(input, !o.no_special));
   if (o.json) {

@@ -48,6 +48,17 @@ Result<Fp8Weights> convert_fp8(const Fp8Spec& spec, const Fp8Tensors& t) {
   w.N = t.weight.shape[0];
   w.K = t.weight.shape[1];
   const auto* bytes = reinterpret_cast<const uint8_t*>(t.weight.bytes.data());
+  // e4m3fn has no infinity; 0x7F and 0xFF are NaN. A NaN weight poisons every output that
+  // reads it, and kernels decode such codes differently, so they never get past the load.
+  for (std::size_t i = 0; i < t.weight.bytes.size(); ++i) {
+    if ((bytes[i] & 0x7F) == 0x7F) {
+      return make_error(ErrorCode::kCorrupt,
+                        "{}: element [{}, {}] is FP8 e4m3fn code 0x{:02X}, a NaN; FP8 weights must "
+                        "be finite",
+                        t.weight.where, static_cast<int64_t>(i) / w.K,
+                        static_cast<int64_t>(i) % w.K, bytes[i]);
+    }
+  }
   w.qweight.assign(bytes, bytes + t.weight.bytes.size());
   w.activation = spec.activation;
 

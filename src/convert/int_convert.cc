@@ -156,6 +156,29 @@ Result<Dims> infer_dims(const IntSpec& spec, const IntTensors& t, const IntTenso
   return d;
 }
 
+// A scales tensor stored the other way round ([N, G] where [G, N] is expected, or the reverse)
+// makes the qweight look wrong; when swapping the scales' axes explains the qweight shape, the
+// error blames the scales.
+Status check_scales_not_transposed(const IntSpec& spec, const IntTensors& t,
+                                   const IntTensorNames& names, const Dims& d) {
+  const bool ct = spec.packing == IntPacking::kCtPacked;
+  const int64_t n = ct ? t.scales.shape[1] : t.scales.shape[0];
+  const int64_t groups = ct ? t.scales.shape[0] : t.scales.shape[1];
+  int64_t k = d.k;
+  if (!t.weight_shape && !t.g_idx && spec.group_size > 0 && groups > 1) {
+    k = groups * spec.group_size;
+  }
+  if (n <= 0 || k <= 0 || t.qweight.shape != packed_weight_shape(spec.packing, k, n, spec.bits)) {
+    return Status::ok_status();
+  }
+  return make_error(ErrorCode::kMisconfigured,
+                    "{} has shape {}; {} {} must be {} = [{}, {}]: the scales look transposed ({} "
+                    "fits K={}, N={} with them swapped)",
+                    t.scales.where, shape_to_string(t.scales.shape), format_label(spec.packing),
+                    names.scales, ct ? "[N, G]" : "[G, N]", ct ? n : groups, ct ? groups : n,
+                    t.qweight.where, k, n);
+}
+
 // Zero points [G, N] (true values) from the stored tensor, or empty for symmetric layers after
 // checking that stored zeros, if any, are the symmetric constant.
 Result<std::vector<uint8_t>> convert_zeros(const IntSpec& spec, const IntTensors& t,
@@ -163,8 +186,8 @@ Result<std::vector<uint8_t>> convert_zeros(const IntSpec& spec, const IntTensors
   if (!t.qzeros) {
     if (spec.sym) return std::vector<uint8_t>{};
     return make_error(ErrorCode::kMisconfigured,
-                      "{}: sym=false (asymmetric) but the layer has no {} tensor", t.qweight.where,
-                      names.qzeros);
+                      "{}: {} (asymmetric) but the layer has no {} tensor", t.qweight.where,
+                      sym_setting_text(spec), names.qzeros);
   }
   const RawTensor& z = *t.qzeros;
   const int pf = 32 / spec.bits;
@@ -201,10 +224,10 @@ Result<std::vector<uint8_t>> convert_zeros(const IntSpec& spec, const IntTensors
     for (int64_t i = 0; i < groups * n; ++i) {
       if (stored[at(i)] != expect) {
         return make_error(ErrorCode::kMisconfigured,
-                          "{}: checkpoint is mis-tagged: sym=true but {}[{}][{}] = {} (expected "
+                          "{}: checkpoint is mis-tagged: {} but {}[{}][{}] = {} (expected "
                           "{} for {})",
-                          z.where, names.qzeros, i / n, i % n, stored[at(i)], expect,
-                          zero_convention(spec));
+                          z.where, sym_setting_text(spec), names.qzeros, i / n, i % n,
+                          stored[at(i)], expect, zero_convention(spec));
       }
     }
     return std::vector<uint8_t>{};
@@ -358,6 +381,7 @@ Result<IntWeights> convert_int(const IntSpec& spec, const IntTensors& t) {
   }
   const Shape expected = packed_weight_shape(spec.packing, k, n, spec.bits);
   if (t.qweight.shape != expected) {
+    QL_RETURN_IF_ERROR(check_scales_not_transposed(spec, t, names, d));
     return make_error(ErrorCode::kMisconfigured,
                       "{} has shape {}; {} bits={} expects {} (bits and group_size from the "
                       "quantization config, {}){}",

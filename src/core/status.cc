@@ -12,6 +12,8 @@ std::string_view error_code_name(ErrorCode code) {
       return "not found";
     case ErrorCode::kIo:
       return "i/o error";
+    case ErrorCode::kRefusedFile:
+      return "refused file";
     case ErrorCode::kCorrupt:
       return "corrupt";
     case ErrorCode::kUnsupported:

@@ -1,91 +1,72 @@
 // Opening a checkpoint folder: config.json, the quantization config wherever it lives, and the
-// tensors of every safetensors file, each name owned by exactly one file.
+// tensors of every safetensors file, each name owned by exactly one file. Every file is opened
+// once, through ModelDir.
 #include "io/checkpoint.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <system_error>
 
+#include "core/escape.h"
 #include "core/log.h"
 #include "io/json_text.h"
+#include "io/model_files.h"
+#include "io/shard_index.h"
 
 namespace qlinear {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
+using nlohmann::ordered_json;
 
-constexpr const char* kIndexName = "model.safetensors.index.json";
 // Where older tools put the quantization config, in the order they are tried.
+constexpr const char kSingleFileName[] = "model.safetensors";
+
 constexpr const char* kQuantConfigFiles[] = {"quantization_config.json", "quant_config.json",
                                              "quantize_config.json"};
 
-bool file_exists(const fs::path& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec);
+Result<ordered_json> read_json_member(const ModelDir& dir, std::string_view name) {
+  QL_ASSIGN_OR_RETURN(const ReadFile file, dir.open_file(name, kMaxJsonFileBytes, "JSON file"));
+  QL_ASSIGN_OR_RETURN(const std::string text, read_whole_file(file, kMaxJsonFileBytes));
+  return io_internal::parse_ordered_json_text(text, file.path(),
+                                              io_internal::DuplicateKeys::kAllow);
 }
 
-// The shard files named by the index's weight_map, with the first tensor naming each (for
-// messages); `listed` receives tensor -> shard file.
-Result<std::map<std::string, std::string>> read_index(const fs::path& dir,
-                                                      std::map<std::string, std::string>* listed) {
-  const std::string index_path = (dir / kIndexName).string();
-  QL_ASSIGN_OR_RETURN(std::string text, io_internal::read_text_file(index_path));
-  std::vector<std::string> duplicate;
-  auto index = io_internal::parse_json_text(text, index_path, io_internal::DuplicateKeys::kReject,
-                                            &duplicate);
-  if (!index.ok()) {
-    if (duplicate.size() == 2 && duplicate[0] == "weight_map") {
-      return make_error(ErrorCode::kCorrupt, "{}: tensor \"{}\" listed twice in weight_map",
-                        index_path, duplicate[1]);
+// Without an index, the one file Hugging Face loads: model.safetensors. Other *.safetensors
+// entries (Mistral's consolidated.safetensors beside it, a user's own files) are ignored, not
+// loaded. A folder with only other names is an error naming them and the rule: guessing which
+// one holds the model would load the wrong weights as readily as the right ones.
+Result<std::vector<std::string>> single_file_checkpoint(const ModelDir& dir) {
+  if (dir.contains(kSingleFileName)) {
+    QL_ASSIGN_OR_RETURN(const std::vector<std::string> all, dir.list(".safetensors"));
+    std::string ignored;
+    for (const std::string& name : all) {
+      if (name == kSingleFileName) continue;
+      ignored += fmt::format("{}{}", ignored.empty() ? "" : ", ", escape_for_terminal(name));
     }
-    return index.status();
-  }
-  if (!index->is_object() || !index->contains("weight_map") ||
-      !(*index)["weight_map"].is_object()) {
-    return make_error(ErrorCode::kCorrupt, "{}: \"weight_map\" missing or not an object",
-                      index_path);
-  }
-  std::map<std::string, std::string> shards;  // shard file -> first tensor listed in it
-  for (const auto& [tensor, shard] : (*index)["weight_map"].items()) {
-    if (!shard.is_string()) {
-      return make_error(ErrorCode::kCorrupt,
-                        "{}: weight_map[\"{}\"] is {}, expected a shard file name", index_path,
-                        tensor, shard.dump());
+    if (!ignored.empty()) {
+      log_verbose("files", "{}: ignoring {} (not {} and no {}; not loaded)", dir.path(), ignored,
+                  kSingleFileName, kShardIndexName);
     }
-    const auto& shard_name = shard.get_ref<const std::string&>();
-    (*listed)[tensor] = shard_name;
-    shards.emplace(shard_name, tensor);
+    return std::vector<std::string>{kSingleFileName};
   }
-  for (const auto& [shard, tensor] : shards) {
-    if (!file_exists(dir / shard)) {
-      return make_error(ErrorCode::kNotFound, "{}: missing shard {} listed in {} for tensor \"{}\"",
-                        dir.string(), shard, kIndexName, tensor);
-    }
+  QL_ASSIGN_OR_RETURN(const std::vector<std::string> others, dir.list(".safetensors"));
+  if (others.empty()) {
+    return make_error(ErrorCode::kNotFound, "{}: no {} and no {}", dir.path(), kSingleFileName,
+                      kShardIndexName);
   }
-  return shards;
-}
-
-Result<std::vector<std::string>> list_safetensors(const fs::path& dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() == ".safetensors" && file_exists(it->path())) {
-      names.push_back(it->path().filename().string());
-    }
+  std::string names;
+  for (std::size_t i = 0; i < others.size() && i < 8; ++i) {
+    names += fmt::format("{}{}", i == 0 ? "" : ", ", escape_for_terminal(others[i]));
   }
-  if (ec) {
-    return make_error(ErrorCode::kIo, "{}: cannot list directory: {}", dir.string(), ec.message());
-  }
-  if (names.empty()) {
-    return make_error(ErrorCode::kNotFound, "{}: no *.safetensors file and no {}", dir.string(),
-                      kIndexName);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  if (others.size() > 8) names += fmt::format(" and {} more", others.size() - 8);
+  return make_error(ErrorCode::kNotFound,
+                    "{}: no {} and no {}, only {}: qlinear loads the files Hugging Face does "
+                    "(the index's shards, else {}) and ignores other *.safetensors files; rename "
+                    "the model's file to {} or list its shards in {}",
+                    dir.path(), kSingleFileName, kShardIndexName, names, kSingleFileName,
+                    kSingleFileName, kShardIndexName);
 }
 
 }  // namespace
@@ -101,65 +82,79 @@ Checkpoint::~Checkpoint() = default;
 
 const nlohmann::json& Checkpoint::config() const { return *config_; }
 const nlohmann::json& Checkpoint::quant_config() const { return *quant_config_; }
+const nlohmann::ordered_json& Checkpoint::quant_config_ordered() const {
+  return *quant_config_ordered_;
+}
+
+std::string Checkpoint::quant_config_places() {
+  std::string places = "config.json:quantization_config";
+  for (const char* name : kQuantConfigFiles) places += fmt::format(", {}", name);
+  return places;
+}
 
 Result<Checkpoint> Checkpoint::open(const std::string& dir, const ProgressFn& progress) {
-  const fs::path root(dir);
-  std::error_code ec;
-  if (!fs::exists(root, ec)) {
-    return make_error(ErrorCode::kNotFound, "{}: checkpoint directory does not exist", dir);
-  }
-  if (!fs::is_directory(root, ec)) {
-    return make_error(ErrorCode::kInvalidArgument, "{}: not a directory", dir);
-  }
+  QL_ASSIGN_OR_RETURN(const ModelDir root, ModelDir::open(dir));
   Checkpoint ckpt;
   ckpt.dir_ = dir;
 
-  const std::string config_path = (root / "config.json").string();
-  QL_ASSIGN_OR_RETURN(json config, read_json_file(config_path));
+  QL_ASSIGN_OR_RETURN(ordered_json config, read_json_member(root, "config.json"));
   if (!config.is_object()) {
     return make_error(ErrorCode::kCorrupt, "{}: top level is a JSON {}, expected an object",
-                      config_path, config.type_name());
+                      root.path_of("config.json"), config.type_name());
   }
-  ckpt.config_ = std::make_unique<json>(std::move(config));
 
-  ckpt.quant_config_ = std::make_unique<json>(nullptr);
+  ckpt.quant_config_ordered_ = std::make_unique<ordered_json>(nullptr);
   for (const char* key : {"quantization_config", "compression_config"}) {
-    const auto it = ckpt.config_->find(key);
-    if (it != ckpt.config_->end() && !it->is_null()) {
-      *ckpt.quant_config_ = *it;
+    const auto it = config.find(key);
+    if (it != config.end() && !it->is_null()) {
+      *ckpt.quant_config_ordered_ = *it;
       ckpt.quant_config_source_ = std::string("config.json:") + key;
       break;
     }
   }
   if (ckpt.quant_config_source_.empty()) {
     for (const char* name : kQuantConfigFiles) {
-      if (!file_exists(root / name)) continue;
-      QL_ASSIGN_OR_RETURN(*ckpt.quant_config_, read_json_file((root / name).string()));
+      if (!root.contains(name)) continue;
+      QL_ASSIGN_OR_RETURN(*ckpt.quant_config_ordered_, read_json_member(root, name));
       ckpt.quant_config_source_ = name;
       break;
     }
   }
+  ckpt.config_ = std::make_unique<json>(config);
+  ckpt.quant_config_ = std::make_unique<json>(*ckpt.quant_config_ordered_);
 
   // Which files to open, and (with an index) which tensor each file must hold.
-  std::map<std::string, std::string> listed;  // tensor -> shard, from the index
+  ShardIndex index;
   std::vector<std::string> file_names;
-  const bool indexed = file_exists(root / kIndexName);
-  if (indexed) {
-    QL_ASSIGN_OR_RETURN(auto shards, read_index(root, &listed));
-    for (const auto& entry : shards) file_names.push_back(entry.first);
+  ckpt.indexed_ = root.contains(kShardIndexName);
+  if (ckpt.indexed_) {
+    QL_ASSIGN_OR_RETURN(const ReadFile file,
+                        root.open_file(kShardIndexName, kMaxJsonFileBytes, "JSON file"));
+    QL_ASSIGN_OR_RETURN(const std::string text, read_whole_file(file, kMaxJsonFileBytes));
+    QL_ASSIGN_OR_RETURN(index, parse_shard_index(text, file.path()));
+    for (const auto& [shard, tensor] : index.first_tensor) {
+      if (!root.contains(shard)) {
+        return make_error(ErrorCode::kNotFound,
+                          "{}: missing shard {} listed in {} for tensor \"{}\"", dir, shard,
+                          kShardIndexName, tensor);
+      }
+      file_names.push_back(shard);
+    }
   } else {
-    QL_ASSIGN_OR_RETURN(file_names, list_safetensors(root));
+    QL_ASSIGN_OR_RETURN(file_names, single_file_checkpoint(root));
   }
 
+  std::vector<ReadFile> handles;
   uint64_t total = 0;
   for (const auto& name : file_names) {
-    const uintmax_t size = fs::file_size(root / name, ec);
-    if (!ec) total += size;  // only feeds the progress bar; open() reports real errors
+    QL_ASSIGN_OR_RETURN(ReadFile file, root.open_file(name, kNoSizeLimit, "safetensors file"));
+    total += file.size();
+    handles.push_back(std::move(file));
   }
   uint64_t done = 0;
-  std::map<std::string, const SafetensorsFile*> owner;  // tensor -> the file holding it
-  for (const auto& name : file_names) {
-    QL_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open((root / name).string()));
+  std::map<std::string, const SafetensorsFile*, std::less<>> owner;  // tensor -> its file
+  for (const ReadFile& handle : handles) {
+    QL_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open(handle));
     for (const TensorInfo& info : file->tensors()) {
       const auto [it, inserted] = owner.emplace(info.name, file.get());
       if (!inserted) {
@@ -173,25 +168,26 @@ Result<Checkpoint> Checkpoint::open(const std::string& dir, const ProgressFn& pr
     if (progress) progress(done, std::max(total, done));
   }
 
-  if (indexed) {
-    for (const auto& [tensor, shard] : listed) {
+  if (ckpt.indexed_) {
+    for (const auto& [tensor, shard] : index.shard_of) {
       const auto it = owner.find(tensor);
-      if (it == owner.end() || it->second->file_name() != fs::path(shard).filename().string()) {
+      const std::string shard_file = shard.substr(shard.find_last_of('/') + 1);
+      if (it == owner.end() || it->second->file_name() != shard_file) {
         return make_error(
             ErrorCode::kCorrupt, "{}: {} lists tensor \"{}\" in {}, but {} does not contain it{}",
-            dir, kIndexName, tensor, shard, shard,
+            dir, kShardIndexName, tensor, shard, shard,
             it == owner.end() ? std::string() : " (it is in " + it->second->file_name() + ")");
       }
     }
     std::size_t unlisted = 0;
     std::string first_unlisted;
     for (const auto& [tensor, file] : owner) {
-      if (listed.count(tensor) != 0) continue;
+      if (index.shard_of.count(tensor) != 0) continue;
       if (unlisted++ == 0) first_unlisted = fmt::format("{}: \"{}\"", file->file_name(), tensor);
     }
     if (unlisted > 0) {
       log_warn("{}: {} tensor(s) are in shards but not in {} (first: {}); kept", dir, unlisted,
-               kIndexName, first_unlisted);
+               kShardIndexName, first_unlisted);
     }
   }
 
@@ -217,13 +213,32 @@ std::optional<TensorRef> Checkpoint::find(std::string_view name) const {
 
 Result<TensorRef> Checkpoint::get(std::string_view name) const {
   if (auto ref = find(name)) return *ref;
-  return make_error(ErrorCode::kNotFound, "tensor \"{}\" not found in checkpoint {}", name, dir_);
+  return make_error(ErrorCode::kNotFound, "tensor \"{}\" not found in checkpoint {}",
+                    escape_for_terminal(name), dir_);
 }
 
 uint64_t Checkpoint::bytes_on_disk() const {
   uint64_t total = 0;
   for (const auto& file : files_) total += file->file_size();
   return total;
+}
+
+Result<nlohmann::json> read_json_file(const std::string& path) {
+  QL_ASSIGN_OR_RETURN(const ReadFile file, open_user_file(path, kMaxJsonFileBytes, ""));
+  QL_ASSIGN_OR_RETURN(const std::string text, read_whole_file(file, kMaxJsonFileBytes));
+  return io_internal::parse_json_text(text, path, io_internal::DuplicateKeys::kAllow);
+}
+
+Result<std::optional<nlohmann::json>> read_optional_model_json(const std::string& dir,
+                                                               std::string_view name) {
+  QL_ASSIGN_OR_RETURN(const ModelDir folder, ModelDir::open(dir));
+  if (!folder.contains(name)) return std::optional<nlohmann::json>();
+  QL_ASSIGN_OR_RETURN(const ReadFile file, folder.open_file(name, kMaxJsonFileBytes, "JSON file"));
+  QL_ASSIGN_OR_RETURN(const std::string text, read_whole_file(file, kMaxJsonFileBytes));
+  QL_ASSIGN_OR_RETURN(
+      nlohmann::json json,
+      io_internal::parse_json_text(text, folder.path_of(name), io_internal::DuplicateKeys::kAllow));
+  return std::optional<nlohmann::json>(std::move(json));
 }
 
 }  // namespace qlinear

@@ -35,9 +35,15 @@ class Checkpoint {
   // Called after each safetensors file is opened: (bytes done, bytes total).
   using ProgressFn = std::function<void(uint64_t, uint64_t)>;
 
-  // Opens `dir`. Errors: missing directory or config.json, bad JSON (file and position named),
-  // missing shard, a tensor listed twice, a tensor in the index but not in its shard, a tensor
-  // in two files, no safetensors file at all.
+  // Opens `dir`: the shards model.safetensors.index.json lists, else model.safetensors; other
+  // *.safetensors files are ignored, as Hugging Face ignores them (docs/design.md). Every file is
+  // opened once through ModelDir (io/model_files.h): regular files inside the folder only, JSON
+  // files at most kMaxJsonFileBytes. Errors: missing directory or config.json, a file that is a
+  // directory / FIFO / device / dangling link / loop / outside the folder, bad JSON (file and
+  // position named), an index with an empty weight_map or a shard name outside the folder, a
+  // missing shard, a tensor listed twice, a tensor in the index but not in its shard, a tensor in
+  // two files, no model.safetensors and no index (the error names the other
+  // *.safetensors files present and the rule).
   static Result<Checkpoint> open(const std::string& dir, const ProgressFn& progress = {});
 
   Checkpoint(Checkpoint&&) noexcept;
@@ -50,9 +56,16 @@ class Checkpoint {
   // "compression_config"), else the first of quantization_config.json, quant_config.json,
   // quantize_config.json. A JSON null when the checkpoint is unquantized.
   const nlohmann::json& quant_config() const;
+  // The same with the key order of the file (GPTQ `dynamic` rules are tried in written order).
+  const nlohmann::ordered_json& quant_config_ordered() const;
   // Where quant_config() came from, for messages: "config.json:quantization_config",
   // "quantize_config.json", or "" when there is none.
   const std::string& quant_config_source() const { return quant_config_source_; }
+  // The quantization config files that were looked for, for messages about a missing one:
+  // "config.json:quantization_config, quantization_config.json, ...".
+  static std::string quant_config_places();
+  // True when the tensors came from model.safetensors.index.json's shards.
+  bool indexed() const { return indexed_; }
 
   std::vector<std::string> tensor_names() const;  // sorted
   std::optional<TensorRef> find(std::string_view name) const;
@@ -66,12 +79,21 @@ class Checkpoint {
   std::string dir_;
   std::unique_ptr<nlohmann::json> config_;
   std::unique_ptr<nlohmann::json> quant_config_;
+  std::unique_ptr<nlohmann::ordered_json> quant_config_ordered_;
   std::string quant_config_source_;
+  bool indexed_ = false;
   std::vector<std::shared_ptr<const SafetensorsFile>> files_;
   std::vector<TensorRef> refs_;  // sorted by name
 };
 
-// Reads and parses a JSON file; errors name the file and the parse position.
+// Reads and parses a JSON file the user named (regular file, at most kMaxJsonFileBytes); errors
+// name the file and the parse position.
 Result<nlohmann::json> read_json_file(const std::string& path);
+
+// An optional JSON file of the model folder `dir` (generation_config.json), through ModelDir's
+// policy: nullopt when nothing has that name; a directory, FIFO, dangling link, file outside the
+// folder or over kMaxJsonFileBytes is an error naming it, as are its parse errors.
+Result<std::optional<nlohmann::json>> read_optional_model_json(const std::string& dir,
+                                                               std::string_view name);
 
 }  // namespace qlinear

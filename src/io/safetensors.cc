@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/escape.h"
 #include "io/json_text.h"
 
 namespace qlinear {
@@ -23,14 +24,9 @@ namespace {
 using nlohmann::json;
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
-
-// Closes a file descriptor on every path out of open().
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
+// Longer than any real tensor name (~100 bytes); std::regex recurses once per character, so a
+// megabyte name would overflow the stack in the regexes that split layer names.
+constexpr std::size_t kMaxTensorNameBytes = 4096;
 
 uint64_t read_u64_le(const unsigned char* p) {
   uint64_t v = 0;
@@ -47,6 +43,18 @@ bool as_u64(const json& value, uint64_t* out) {
 
 // Parses one header entry (everything but the offsets' place in the data section).
 Status parse_entry(const std::string& name, const json& entry, TensorInfo* info) {
+  if (name.size() > kMaxTensorNameBytes) {
+    return make_error(ErrorCode::kCorrupt,
+                      "tensor name \"{}...\" is {} bytes, over the {}-byte limit (real names are "
+                      "a few dozen; the name regexes of explain and the runner must stay cheap)",
+                      escape_for_terminal(name.substr(0, 64)), name.size(), kMaxTensorNameBytes);
+  }
+  if (needs_escape(name)) {
+    return make_error(ErrorCode::kCorrupt,
+                      "tensor name \"{}\" contains control characters or invalid UTF-8 (names are "
+                      "printed; a NUL or an escape sequence in one is refused)",
+                      escape_for_terminal(name));
+  }
   info->name = name;
   if (!entry.is_object()) {
     return make_error(ErrorCode::kCorrupt, "\"{}\": header entry is {}, expected an object", name,
@@ -123,28 +131,23 @@ Status parse_entry(const std::string& name, const json& entry, TensorInfo* info)
 }  // namespace
 
 Result<std::shared_ptr<const SafetensorsFile>> SafetensorsFile::open(const std::string& path) {
-  std::shared_ptr<SafetensorsFile> file(new SafetensorsFile());
-  file->path_ = path;
+  QL_ASSIGN_OR_RETURN(const ReadFile file, open_user_file(path, kNoSizeLimit, ""));
+  return open(file);
+}
 
-  FdCloser fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) {
-    const int err = errno;
-    return make_error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo, "{}: cannot open: {}",
-                      path, std::strerror(err));
-  }
-  struct stat st {};
-  if (::fstat(fd.fd, &st) != 0) {
-    return make_error(ErrorCode::kIo, "{}: fstat failed: {}", path, std::strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return make_error(ErrorCode::kIo, "{}: not a regular file", path);
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+Result<std::shared_ptr<const SafetensorsFile>> SafetensorsFile::open(const ReadFile& handle) {
+  std::shared_ptr<SafetensorsFile> file(new SafetensorsFile());
+  const std::string& path = handle.path();
+  file->path_ = path;
+  const uint64_t size = handle.size();
   if (size < 8) {
     return make_error(ErrorCode::kCorrupt,
                       "{}: file is {} bytes, shorter than the 8-byte header length", path, size);
   }
-  void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  if (size > std::numeric_limits<std::size_t>::max()) {
+    return make_error(ErrorCode::kRefusedFile, "{}: {} bytes cannot be mapped", path, size);
+  }
+  void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, handle.fd(), 0);
   if (mapping == MAP_FAILED) {
     return make_error(ErrorCode::kIo, "{}: mmap of {} bytes failed: {}", path, size,
                       std::strerror(errno));
@@ -173,10 +176,11 @@ Result<std::shared_ptr<const SafetensorsFile>> SafetensorsFile::open(const std::
     if (!duplicate.empty()) {
       if (duplicate.size() == 1) {
         return make_error(ErrorCode::kCorrupt, "{}: tensor \"{}\" appears twice in the header",
-                          path, duplicate[0]);
+                          path, escape_for_terminal(duplicate[0]));
       }
       return make_error(ErrorCode::kCorrupt, "{}: \"{}\": key \"{}\" appears twice", path,
-                        duplicate.front(), duplicate.back());
+                        escape_for_terminal(duplicate.front()),
+                        escape_for_terminal(duplicate.back()));
     }
     return header.status();
   }
@@ -195,9 +199,9 @@ Result<std::shared_ptr<const SafetensorsFile>> SafetensorsFile::open(const std::
       }
       for (const auto& [mkey, mvalue] : value.items()) {
         if (!mvalue.is_string()) {
-          return make_error(ErrorCode::kCorrupt,
-                            "{}: \"__metadata__\" key \"{}\" is {}, expected a string", path, mkey,
-                            mvalue.dump());
+          return make_error(
+              ErrorCode::kCorrupt, "{}: \"__metadata__\" key \"{}\" is {}, expected a string", path,
+              escape_for_terminal(mkey), escape_for_terminal(mvalue.dump().substr(0, 80)));
         }
         file->metadata_[mkey] = mvalue.get<std::string>();
       }

@@ -5,6 +5,7 @@
 // is well-formed JSON whose every entry has a known dtype, a shape of non-negative extents and
 // data_offsets [begin, end] with begin <= end, inside the data section, in order, non-overlapping,
 // and end - begin == product(shape) * dtype size (all computed without integer overflow).
+// Tensor names must be free of control characters and valid UTF-8 (they reach terminals).
 // Like the reference implementation, the tensors must tile the data section exactly: no gap and
 // no trailing byte that belongs to no tensor (the spec forbids holes; they enable polyglot files).
 // Every error names the file and, where there is one, the tensor and the rule.
@@ -21,6 +22,8 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "io/model_files.h"
+#include "io/output_file.h"
 #include "qlinear/dtype.h"
 
 namespace qlinear {
@@ -36,8 +39,11 @@ struct TensorInfo {
 
 class SafetensorsFile {
  public:
-  // Maps and validates `path`. The file stays mapped for the object's lifetime.
+  // Maps and validates `path`, a file the user named (links followed; it must be a regular
+  // file). The file stays mapped for the object's lifetime.
   static Result<std::shared_ptr<const SafetensorsFile>> open(const std::string& path);
+  // Maps and validates an already opened file (ModelDir::open_file); messages name file.path().
+  static Result<std::shared_ptr<const SafetensorsFile>> open(const ReadFile& file);
   ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
@@ -74,8 +80,10 @@ class SafetensorsWriter {
   }
   void set_metadata(std::string key, std::string value);
   // Writes the file (header padded with spaces to a multiple of 8 bytes, tensors in insertion
-  // order). Errors name the path or the tensor.
-  Status write(const std::string& path) const;
+  // order) through OutputFile (io/output_file.h): a temporary file beside `path` renamed over
+  // it; links, devices and directories refused unless `options` say otherwise. Errors name the
+  // path or the tensor.
+  Status write(const std::string& path, const OutputOptions& options = {}) const;
 
  private:
   struct Entry {

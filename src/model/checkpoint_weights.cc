@@ -3,7 +3,6 @@
 // files, and the linear layers planned, converted and handed over one at a time.
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -113,11 +112,8 @@ class CheckpointWeights final : public DecoderWeights {
 Result<std::unique_ptr<DecoderWeights>> checkpoint_weights(const std::string& dir,
                                                            const std::string& quantization) {
   QL_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::open(dir));
-  const std::filesystem::path generation = std::filesystem::path(dir) / "generation_config.json";
-  std::optional<nlohmann::json> generation_json;
-  if (std::filesystem::exists(generation)) {
-    QL_ASSIGN_OR_RETURN(generation_json, read_json_file(generation.string()));
-  }
+  QL_ASSIGN_OR_RETURN(const std::optional<nlohmann::json> generation_json,
+                      read_optional_model_json(dir, "generation_config.json"));
   QL_ASSIGN_OR_RETURN(
       ModelConfig config,
       parse_model_config(checkpoint.config(), generation_json ? &*generation_json : nullptr, dir));

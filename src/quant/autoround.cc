@@ -22,7 +22,7 @@ struct LayerOverride {
 
 struct RegexOverride {
   LayerOverride fields;
-  std::regex regex;
+  Regex regex;
 };
 
 class AutoRoundConfig final : public QuantConfig {

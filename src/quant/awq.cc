@@ -128,6 +128,7 @@ Result<std::unique_ptr<QuantConfig>> parse_awq(const ParseInput& in) {
   spec.sym = !zero_point.value_or(true);  // AutoAWQ's default is zero_point=true
   spec.act_order = false;
   spec.packing = IntPacking::kAwq;
+  spec.sym_from_zero_point = true;
   return std::unique_ptr<QuantConfig>(std::make_unique<AwqConfig>(
       spec, std::move(not_convert), lm_head.value_or(false), in.tensors, std::move(version)));
 }

@@ -2,6 +2,7 @@
 // act-order, GPTQModel `dynamic` per-module overrides and `modules_in_block_to_quantize`.
 #include <nlohmann/json.hpp>
 
+#include "core/escape.h"
 #include "quant/formats.h"
 #include "quant/skip_rules.h"
 
@@ -11,7 +12,7 @@ namespace {
 struct DynamicRule {
   std::string key;  // as written, prefix included
   bool exclude = false;
-  std::regex regex;
+  Regex regex;
   std::optional<int> bits;
   std::optional<int> group_size;
   std::optional<bool> desc_act;
@@ -144,11 +145,13 @@ Result<std::vector<DynamicRule>> parse_dynamic(const Json& qc, std::string_view 
       pattern.remove_prefix(2);
     }
     const std::string path = fmt::format("dynamic[\"{}\"]", key);
-    auto regex = try_compile_regex(pattern);
+    std::string why;
+    auto regex = try_compile_regex(pattern, &why);
     if (!regex) {
       return make_error(ErrorCode::kInvalidArgument,
-                        "{}: \"dynamic\" key \"{}\": \"{}\" is not a valid regular expression",
-                        where, key, pattern);
+                        "{}: \"dynamic\" key \"{}\": not a regular expression qlinear accepts "
+                        "({}; Python-style, without backreferences or lookaround)",
+                        where, escape_for_terminal(key), why);
     }
     rule.regex = std::move(*regex);
     if (!overrides.is_object()) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "io/checkpoint.h"
+#include "quant/validate_model.h"
 
 namespace qlinear {
 namespace {
@@ -202,6 +203,7 @@ Result<std::vector<LinearLayer>> plan_linear_layers(const Checkpoint& checkpoint
       planned.push_back(std::move(alone));
     }
   }
+  QL_RETURN_IF_ERROR(validate_model(checkpoint, config, planned));
   return planned;
 }
 

@@ -24,7 +24,9 @@ struct LinearLayer {
 // Finds every linear layer (a prefix P with P.qweight, P.weight_packed, or a 2-D P.weight, other
 // than embeddings), fuses q/k/v and gate/up when all shards exist, and resolves each shard with
 // `config`. Shards that are not quantized alike (AutoRound's extra_config giving k_proj 8 bits,
-// a skip list naming one of them) become separate layers with unfused_reason saying why.
+// a skip list naming one of them) become separate layers with unfused_reason saying why. Then
+// validates the model as a whole (quant/validate_model.h: orphan tensors, missing layers, config
+// sizes that contradict the tensors), so every caller gets those checks.
 Result<std::vector<LinearLayer>> plan_linear_layers(const Checkpoint& checkpoint,
                                                     const QuantConfig& config);
 

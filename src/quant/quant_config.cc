@@ -2,9 +2,6 @@
 // a legacy file without one) and dispatches to its parser; applies --quantization.
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
-
 #include "io/checkpoint.h"
 #include "quant/formats.h"
 #include "quant/quant_config_json.h"
@@ -55,25 +52,6 @@ Result<std::unique_ptr<QuantConfig>> dispatch(const ParseInput& in) {
                     in.source, method, kSupportedMethods);
 }
 
-// The quantization config again, parsed with key order kept (GPTQ `dynamic` is ordered), from
-// the file named by `source` ("config.json:quantization_config" or "quantize_config.json").
-std::optional<Json> reread_ordered(const Checkpoint& checkpoint) {
-  const std::string& source = checkpoint.quant_config_source();
-  if (source.empty()) return std::nullopt;
-  const std::size_t colon = source.find(':');
-  const std::string file = source.substr(0, colon);
-  std::ifstream stream(checkpoint.dir() + "/" + file, std::ios::binary);
-  if (!stream) return std::nullopt;
-  std::stringstream text;
-  text << stream.rdbuf();
-  Json parsed = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return std::nullopt;
-  if (colon == std::string::npos) return parsed;
-  const std::string key = source.substr(colon + 1);
-  if (!parsed.is_object() || !parsed.contains(key)) return std::nullopt;
-  return parsed[key];
-}
-
 }  // namespace
 
 Result<std::unique_ptr<QuantConfig>> parse_quant_config_json(const Json& qc,
@@ -117,9 +95,7 @@ Result<std::unique_ptr<QuantConfig>> parse_quant_config(const Checkpoint& checkp
   const std::string source = checkpoint.quant_config_source().empty()
                                  ? checkpoint.dir() + "/config.json"
                                  : checkpoint.quant_config_source();
-  std::optional<Json> ordered = reread_ordered(checkpoint);
-  const Json qc = ordered ? std::move(*ordered) : Json(checkpoint.quant_config());
-  return parse_quant_config_json(qc, source, tensors, options);
+  return parse_quant_config_json(checkpoint.quant_config_ordered(), source, tensors, options);
 }
 
 }  // namespace qlinear

@@ -67,6 +67,12 @@ std::string_view act_quant_name(ActQuant a) {
   return "?";
 }
 
+std::string sym_setting_text(const IntSpec& spec) {
+  if (spec.sym_from_zero_point) return spec.sym ? "zero_point=false" : "zero_point=true";
+  if (spec.packing == IntPacking::kCtPacked) return spec.sym ? "symmetric=true" : "symmetric=false";
+  return spec.sym ? "sym=true" : "sym=false";
+}
+
 namespace quant_internal {
 
 std::string describe_int_spec(const IntSpec& spec) {

@@ -42,7 +42,13 @@ struct IntSpec {
   bool act_order = false;  // desc_act / actorder: expect a g_idx tensor
   IntPacking packing = IntPacking::kGptq;
   GptqZeroFormat zero_format = GptqZeroFormat::kV1;  // kGptq packing only
+  // AWQ configs say "zero_point" (= !sym); messages quote the key the config used.
+  bool sym_from_zero_point = false;
 };
+
+// The config setting behind `spec.sym`, as its format writes it: "zero_point=false" (AWQ),
+// "symmetric=true" (compressed-tensors), "sym=true" (GPTQ, AutoRound).
+std::string sym_setting_text(const IntSpec& spec);
 
 enum class Fp8WeightGranularity { kTensor, kChannel, kBlock };
 std::string_view fp8_weight_granularity_name(Fp8WeightGranularity g);

@@ -1,5 +1,9 @@
 #include "quant/skip_rules.h"
 
+#include <re2/re2.h>
+
+#include "core/escape.h"
+
 namespace qlinear::quant_internal {
 namespace {
 
@@ -16,20 +20,40 @@ std::optional<std::string> find_substring_entry(std::string_view name,
   return std::nullopt;
 }
 
-std::optional<std::regex> try_compile_regex(std::string_view pattern) {
-  try {
-    return std::regex(pattern.begin(), pattern.end(), std::regex::ECMAScript);
-  } catch (const std::regex_error&) {
+std::optional<Regex> try_compile_regex(std::string_view pattern, std::string* error) {
+  if (pattern.size() > kMaxRegexChars) {
+    if (error != nullptr) *error = fmt::format("longer than {} characters", kMaxRegexChars);
     return std::nullopt;
   }
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(int64_t{1} << 20);  // per pattern; real ones need a few KiB
+  auto re = std::make_shared<const RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
+  if (!re->ok()) {
+    if (error != nullptr) *error = escape_for_terminal(re->error());
+    return std::nullopt;
+  }
+  Regex regex;
+  regex.re_ = std::move(re);
+  return regex;
 }
 
-bool regex_matches_from_start(const std::regex& regex, std::string_view name) {
-  return std::regex_search(name.begin(), name.end(), regex, std::regex_constants::match_continuous);
+bool Regex::matches_from_start(std::string_view name) const {
+  return re_->Match(re2::StringPiece(name.data(), name.size()), 0, name.size(), RE2::ANCHOR_START,
+                    nullptr, 0);
 }
 
-bool regex_matches_anywhere(const std::regex& regex, std::string_view name) {
-  return std::regex_search(name.begin(), name.end(), regex);
+bool Regex::matches_anywhere(std::string_view name) const {
+  return re_->Match(re2::StringPiece(name.data(), name.size()), 0, name.size(), RE2::UNANCHORED,
+                    nullptr, 0);
+}
+
+bool regex_matches_from_start(const Regex& regex, std::string_view name) {
+  return regex.matches_from_start(name);
+}
+
+bool regex_matches_anywhere(const Regex& regex, std::string_view name) {
+  return regex.matches_anywhere(name);
 }
 
 bool looks_like_regex(std::string_view key) {
@@ -47,26 +71,27 @@ Result<NamePattern> NamePattern::compile(std::string entry, std::string_view whe
   NamePattern pattern;
   if (entry.starts_with(kRegexPrefix)) {
     std::string_view body = std::string_view(entry).substr(kRegexPrefix.size());
-    auto regex = try_compile_regex(body);
-    if (!regex) {
+    std::string why;
+    pattern.regex_ = try_compile_regex(body, &why);
+    if (!pattern.regex_) {
       return make_error(ErrorCode::kInvalidArgument,
-                        "{}: entry \"{}\" is not a valid regular expression (the text after "
-                        "\"re:\" must be an ECMAScript/Python-compatible regex)",
-                        where, entry);
+                        "{}: entry \"{}\" is not a regular expression qlinear accepts ({}; the "
+                        "text after \"re:\" is a Python-style regex without backreferences or "
+                        "lookaround)",
+                        where, escape_for_terminal(entry), why);
     }
-    pattern.regex_ = std::make_shared<const std::regex>(std::move(*regex));
   }
   pattern.text_ = std::move(entry);
   return pattern;
 }
 
 bool NamePattern::matches(std::string_view name) const {
-  if (regex_ == nullptr) return name == text_;
-  return regex_matches_from_start(*regex_, name);
+  if (!regex_) return name == text_;
+  return regex_->matches_from_start(name);
 }
 
 std::string NamePattern::describe() const {
-  if (regex_ == nullptr) return "exact \"" + text_ + "\"";
+  if (!regex_) return "exact \"" + text_ + "\"";
   return "regex \"" + text_ + "\"";
 }
 

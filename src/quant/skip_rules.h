@@ -6,26 +6,45 @@
 
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/status.h"
 
+namespace re2 {
+class RE2;
+}  // namespace re2
+
 namespace qlinear::quant_internal {
+
+// A regular expression from a checkpoint's config, matched in linear time (RE2). Patterns come
+// from strangers: std::regex backtracks exponentially on "(a*)*b" and "a?a?a?...aaa", recurses
+// without bound and overflows on "a{99999999999}" (found by fuzz_quant_gptq / _auto_round).
+// RE2 has no backreferences or lookaround; a pattern using them does not compile.
+class Regex {
+ public:
+  bool matches_from_start(std::string_view name) const;  // Python re.match
+  bool matches_anywhere(std::string_view name) const;    // Python re.search
+
+ private:
+  friend std::optional<Regex> try_compile_regex(std::string_view, std::string*);
+  std::shared_ptr<const re2::RE2> re_;
+};
 
 // The first entry of `entries` that occurs inside `name` (substring mode: short entries such as
 // "linear_attn.in_proj_qkv" must still match the full dotted name).
 std::optional<std::string> find_substring_entry(std::string_view name,
                                                 const std::vector<std::string>& entries);
 
-// nullopt when `pattern` is not a valid ECMAScript regex.
-std::optional<std::regex> try_compile_regex(std::string_view pattern);
+// nullopt when RE2 rejects `pattern` (syntax, an unsupported construct, a pattern longer than
+// kMaxRegexChars or needing more than its memory bound); `error` then says why.
+inline constexpr std::size_t kMaxRegexChars = 1024;
+std::optional<Regex> try_compile_regex(std::string_view pattern, std::string* error = nullptr);
 // Python re.match semantics: the match must start at position 0 but need not reach the end.
-bool regex_matches_from_start(const std::regex& regex, std::string_view name);
+bool regex_matches_from_start(const Regex& regex, std::string_view name);
 // Python re.search semantics: a match anywhere.
-bool regex_matches_anywhere(const std::regex& regex, std::string_view name);
+bool regex_matches_anywhere(const Regex& regex, std::string_view name);
 
 // AutoRound: a key containing any of * + ? ^ $ ( ) [ ] { } | \ is a regex.
 bool looks_like_regex(std::string_view key);
@@ -39,14 +58,14 @@ class NamePattern {
   // An invalid regex is an error naming `where` (the JSON key or option) and the entry.
   static Result<NamePattern> compile(std::string entry, std::string_view where);
   bool matches(std::string_view name) const;
-  bool is_regex() const { return regex_ != nullptr; }
+  bool is_regex() const { return regex_.has_value(); }
   const std::string& text() const { return text_; }  // as written, "re:" included
   // "exact \"lm_head\"" or "re:\"model\\.layers\\.0\\..*\"", for skip reasons.
   std::string describe() const;
 
  private:
   std::string text_;
-  std::shared_ptr<const std::regex> regex_;  // null: exact match
+  std::optional<Regex> regex_;  // nullopt: exact match
 };
 
 Result<std::vector<NamePattern>> compile_name_patterns(const std::vector<std::string>& entries,

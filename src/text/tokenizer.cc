@@ -1,10 +1,10 @@
 #include "text/tokenizer.h"
 
-#include <filesystem>
 #include <new>
 #include <utility>
 
 #include "io/json_text.h"
+#include "io/model_files.h"
 #include "text/json_fields.h"
 #include "text/tokenizer_impl.h"
 #include "text/tokenizer_json.h"
@@ -280,34 +280,40 @@ Result<Tokenizer> Tokenizer::from_json(std::string_view tokenizer_json,
 }
 
 Result<Tokenizer> Tokenizer::load(const std::string& dir) {
-  namespace fs = std::filesystem;
-  const std::string tokenizer_path = (fs::path(dir) / "tokenizer.json").string();
-  std::error_code ec;
-  if (!fs::is_regular_file(tokenizer_path, ec)) {
+  // Every file through the model folder's one opening policy (io/model_files.h): a regular
+  // file inside the folder, never blocking, at most kMaxJsonFileBytes (a Jinja template too).
+  QL_ASSIGN_OR_RETURN(const ModelDir folder, ModelDir::open(dir));
+  const auto read_optional = [&](std::string_view name, std::string* text) -> Result<bool> {
+    if (!folder.contains(name)) return false;
+    QL_ASSIGN_OR_RETURN(const ReadFile file,
+                        folder.open_file(name, kMaxJsonFileBytes, "tokenizer file"));
+    QL_ASSIGN_OR_RETURN(*text, read_whole_file(file, kMaxJsonFileBytes));
+    return true;
+  };
+  const std::string tokenizer_path = folder.path_of("tokenizer.json");
+  std::string tokenizer_json;
+  QL_ASSIGN_OR_RETURN(const bool has_tokenizer, read_optional("tokenizer.json", &tokenizer_json));
+  if (!has_tokenizer) {
     return make_error(ErrorCode::kNotFound,
                       "{}: not found (a Hugging Face model folder holds its tokenizer there)",
                       tokenizer_path);
   }
-  QL_ASSIGN_OR_RETURN(const std::string tokenizer_json,
-                      io_internal::read_text_file(tokenizer_path));
   std::string config_json;
-  const std::string config_path = (fs::path(dir) / "tokenizer_config.json").string();
-  if (fs::is_regular_file(config_path, ec)) {
-    QL_ASSIGN_OR_RETURN(config_json, io_internal::read_text_file(config_path));
-  }
+  QL_RETURN_IF_ERROR(read_optional("tokenizer_config.json", &config_json).status());
   QL_ASSIGN_OR_RETURN(Tokenizer tokenizer, from_json(tokenizer_json, config_json, tokenizer_path));
   auto impl = std::const_pointer_cast<TokenizerImpl>(tokenizer.impl_);
   // Newer transformers save the template beside the config; it takes precedence.
-  const std::string jinja_path = (fs::path(dir) / "chat_template.jinja").string();
-  if (fs::is_regular_file(jinja_path, ec)) {
-    QL_ASSIGN_OR_RETURN(const std::string source, io_internal::read_text_file(jinja_path));
+  std::string source;
+  QL_ASSIGN_OR_RETURN(const bool has_template, read_optional("chat_template.jinja", &source));
+  if (has_template) {
     QL_ASSIGN_OR_RETURN(ChatTemplate parsed, ChatTemplate::parse(source, "chat_template.jinja"));
     impl->config.chat_templates = {{"default", source}};
     impl->templates = {std::move(parsed)};
   }
-  const std::string generation_path = (fs::path(dir) / "generation_config.json").string();
-  if (fs::is_regular_file(generation_path, ec)) {
-    QL_ASSIGN_OR_RETURN(const std::string text, io_internal::read_text_file(generation_path));
+  const std::string generation_path = folder.path_of("generation_config.json");
+  std::string text;
+  QL_ASSIGN_OR_RETURN(const bool has_generation, read_optional("generation_config.json", &text));
+  if (has_generation) {
     QL_ASSIGN_OR_RETURN(
         const Json g,
         io_internal::parse_json_text(text, generation_path, io_internal::DuplicateKeys::kAllow));

@@ -7,8 +7,9 @@
 // whose value is exactly 2^-8 times the e4m3fn value, subnormals included (both formats have a
 // subnormal range that the shift maps onto each other). vcvtph2ps then gives an exact float.
 // The 2^8 is folded into the prepared weight scales (kDecodeFactor). This shift decode turns the
-// NaN codes 0x7F/0xFF into +-480 (the avx512 vbmi table decode keeps them NaN); converted
-// checkpoints never hold them.
+// NaN codes 0x7F/0xFF into +-480; the AVX2 decoder patches them back to NaN, the avx512 vbmi
+// table decode keeps them NaN, and converted checkpoints never hold them (convert_fp8 rejects
+// NaN codes at load).
 #pragma once
 
 #include <cstdint>

@@ -39,10 +39,20 @@ constexpr std::string_view kName = "cpu.fp8.w8a16.avx2";
 constexpr int kMaxRows = 6;  // 6 rows x 2 ymm = 12 accumulators
 
 // 16 e4m3fn codes (one k, 16 rows) -> 2 x 8 floats, value * 2^-8 (fp8_cpu_common.h).
+// The shift maps the NaN codes 0x7F / 0xFF onto the finite f16 +-1.875 (+-480 once scaled), so
+// those lanes get the f16 quiet NaN 0x7E00 with their sign: vcvtph2ps turns it into the
+// 0x7FC00000 / 0xFFC00000 that core's f8e4m3_to_f32 and the other kernels give.
 QL_TARGET_AVX2 inline void decode16(const uint8_t* codes, __m256* a, __m256* b) {
   const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
   __m256i h = _mm256_cvtepi8_epi16(raw);
   h = _mm256_and_si256(_mm256_slli_epi16(h, 7), _mm256_set1_epi16(static_cast<int16_t>(0xBF80)));
+  const __m128i magnitude_7f = _mm_set1_epi8(0x7F);
+  const __m256i is_nan =
+      _mm256_cvtepi8_epi16(_mm_cmpeq_epi8(_mm_and_si128(raw, magnitude_7f), magnitude_7f));
+  const __m256i nan =
+      _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi16(static_cast<int16_t>(0x8000))),
+                      _mm256_set1_epi16(0x7E00));
+  h = _mm256_blendv_epi8(h, nan, is_nan);
   *a = _mm256_cvtph_ps(_mm256_castsi256_si128(h));
   *b = _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1));
 }

@@ -1,5 +1,7 @@
 #include "kernels/cuda/cuda_kernel.h"
 
+#include "core/status.h"
+
 namespace qlinear {
 
 bool cuda_backend_compiled() {
@@ -15,5 +17,29 @@ const BackendInfo& CudaKernel::backend() const {
                                  "QLINEAR_WITH_CUDA", "cuda"};
   return kInfo;
 }
+
+#if !defined(QLINEAR_WITH_CUDA)
+namespace {
+PreparedResult no_device_code(std::string_view kernel, const Canonical& weights) {
+  return make_error(ErrorCode::kUnsupported,
+                    "{}: layer \"{}\": built without QLINEAR_WITH_CUDA (build with the cuda "
+                    "preset)",
+                    kernel, weights.name);
+}
+}  // namespace
+
+PreparedResult cuda_prepare_blas(std::string_view kernel, const Canonical& weights,
+                                 const LinearProblem&, DeviceContext&) {
+  return no_device_code(kernel, weights);
+}
+PreparedResult cuda_prepare_wo_mma(std::string_view kernel, const Canonical& weights,
+                                   const LinearProblem&, DeviceContext&) {
+  return no_device_code(kernel, weights);
+}
+PreparedResult cuda_prepare_fp8_w8a8(std::string_view kernel, const Canonical& weights,
+                                     const LinearProblem&, DeviceContext&) {
+  return no_device_code(kernel, weights);
+}
+#endif
 
 }  // namespace qlinear

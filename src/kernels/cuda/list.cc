@@ -1,21 +1,24 @@
 // The CUDA kernels, in priority order: selection takes the first one whose check() accepts.
-// Order (prior_art.md §8, to be replaced by qlinear's own bench/results numbers once the backend
-// is built): Machete beats Marlin above M ~ 32-64 on H100 and Marlin needs mma.sync, which tops
-// out near 75% of Hopper's peak, so sm90 tries Machete first; FP8 block (DeepGEMM design, up to
-// 1550 TFLOP/s on H800) and cuBLASLt FP8 (1388 TFLOP/s per-tensor on H200) run W8A8; Marlin FP8
-// runs W8A16 where FP8 tensor cores are missing; the dequantize + cuBLASLt path takes the rest.
+// Order (bench/results/h200.md, measured on an H200 with weights rotated past the L2):
+//   - cuda.int.mma.sm80 / cuda.fp8.w8a16.mma.sm80 first: the weight-only kernels stream the
+//     packed codes once; below their M limit they beat the dequantized bf16 GEMM;
+//   - cuda.fp8.cublaslt.sm89 runs W8A8 checkpoints (the FP8 mode table picks W8A8 where it
+//     accepts);
+//   - the blas entries take every remaining layer (dequantized once to 16 bits, cuBLASLt);
+//   - cuda.int.wgmma.sm90 last: planned (no device code yet), so it is never selected.
 #include <vector>
 
 #include "kernels/registry.h"
 
 // One line per kernel: X(<id>) names `const LinearKernel& kernel_<id>()` of its kernel file.
 #define QLINEAR_CUDA_KERNELS(X) \
-  X(cuda_w4a16_machete_sm90)    \
-  X(cuda_w4a16_marlin_sm80)     \
-  X(cuda_fp8_block_sm90)        \
+  X(cuda_int_mma_sm80)          \
+  X(cuda_fp8_w8a16_mma_sm80)    \
   X(cuda_fp8_cublaslt_sm89)     \
-  X(cuda_fp8_marlin_sm80)       \
-  X(cuda_blas_cublaslt)
+  X(cuda_int_blas_cublaslt)     \
+  X(cuda_fp8_blas_cublaslt)     \
+  X(cuda_dense_blas_cublaslt)   \
+  X(cuda_int_wgmma_sm90)
 
 namespace qlinear {
 

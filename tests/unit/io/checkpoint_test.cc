@@ -3,7 +3,9 @@
 #include "io/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <fstream>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
@@ -129,14 +131,17 @@ TEST(Checkpoint, IndexOnlyOpensListedShards) {
   EXPECT_EQ(ckpt->files().size(), 2u);
 }
 
-TEST(Checkpoint, WithoutIndexOpensEverySafetensorsFileSorted) {
-  const auto dir = sharded_dir();
+TEST(Checkpoint, WithoutIndexOnlyModelSafetensorsIsLoaded) {
+  const auto dir = sharded_dir();  // two shards, no index
   write_file(dir / "notes.txt", "not a tensor file");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kNotFound,
+               {"no model.safetensors and no model.safetensors.index.json", kShard1, kShard2});
+  write_shard(dir / "model.safetensors", {"m.weight"});
   auto ckpt = Checkpoint::open(dir.string());
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().to_string();
-  ASSERT_EQ(ckpt->files().size(), 2u);
-  EXPECT_EQ(ckpt->files()[0]->file_name(), kShard1);
-  EXPECT_EQ(ckpt->files()[1]->file_name(), kShard2);
+  ASSERT_EQ(ckpt->files().size(), 1u);
+  EXPECT_EQ(ckpt->files()[0]->file_name(), "model.safetensors");
+  EXPECT_EQ(ckpt->tensor_names(), (std::vector<std::string>{"m.weight"}));
 }
 
 TEST(Checkpoint, MissingShard) {
@@ -181,8 +186,6 @@ TEST(Checkpoint, TensorInTwoShards) {
   write_file(dir / "config.json", kConfig);
   write_shard(dir / kShard1, {"a.weight", "b.weight"});
   write_shard(dir / kShard2, {"b.weight", "c.weight"});
-  expect_error(Checkpoint::open(dir.string()), ErrorCode::kCorrupt,
-               {"\"b.weight\"", kShard1, kShard2});
   write_index(dir, fmt::format(R"({{"a.weight":"{0}","b.weight":"{0}","c.weight":"{1}"}})", kShard1,
                                kShard2));
   expect_error(Checkpoint::open(dir.string()), ErrorCode::kCorrupt,
@@ -211,7 +214,7 @@ TEST(Checkpoint, NoSafetensorsFile) {
   const auto dir = scratch_dir();
   write_file(dir / "config.json", kConfig);
   expect_error(Checkpoint::open(dir.string()), ErrorCode::kNotFound,
-               {dir.string(), "no *.safetensors"});
+               {dir.string(), "no model.safetensors and no model.safetensors.index.json"});
 }
 
 TEST(Checkpoint, CorruptShardNamesTheFile) {
@@ -324,6 +327,87 @@ TEST(ReadJsonFile, NamesFileAndPosition) {
   auto ok = read_json_file((dir / "ok.json").string());
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ((*ok)["k"][1], 2);
+}
+
+// --- hostile folders ---------------------------------------------------------------------------
+
+TEST(CheckpointHostile, ConfigThatIsAFifoIsRefusedWithoutHanging) {
+  const auto dir = scratch_dir();
+  write_shard(dir / "model.safetensors", {"a"});
+  ASSERT_EQ(::mkfifo((dir / "config.json").c_str(), 0600), 0);
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile, {"config.json", "FIFO"});
+}
+
+TEST(CheckpointHostile, ConfigLinkedToDevZeroIsRefused) {
+  const auto dir = scratch_dir();
+  write_shard(dir / "model.safetensors", {"a"});
+  fs::create_symlink("/dev/zero", dir / "config.json");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"config.json", "/dev/zero"});
+}
+
+TEST(CheckpointHostile, OversizedConfigIsRefusedBeforeReading) {
+  const auto dir = scratch_dir();
+  write_shard(dir / "model.safetensors", {"a"});
+  {
+    std::ofstream out(dir / "config.json");
+    out << "{}";
+  }
+  fs::resize_file(dir / "config.json", kMaxJsonFileBytes + 1);  // sparse: no 64 MiB written
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile, {"config.json", "64 MiB"});
+}
+
+TEST(CheckpointHostile, QuantConfigFileThatIsAFifoIsNamed) {
+  const auto dir = quant_dir(kConfig);
+  ASSERT_EQ(::mkfifo((dir / "quantize_config.json").c_str(), 0600), 0);
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"quantize_config.json", "FIFO"});
+}
+
+TEST(CheckpointHostile, IndexNamingFilesOutsideTheFolderIsRefused) {
+  const auto dir = sharded_dir();
+  write_index(dir, R"({"a.weight":"/etc/passwd"})");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {kIndex, "/etc/passwd", "a.weight"});
+  write_index(dir, R"({"a.weight":"../x.safetensors"})");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {kIndex, "../x.safetensors"});
+  // A shard that is a link leading out of the folder.
+  fs::create_symlink("/etc/passwd", dir / "evil.safetensors");
+  write_index(dir, R"({"a.weight":"evil.safetensors"})");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"evil.safetensors", "outside the model folder"});
+}
+
+TEST(CheckpointHostile, EmptyWeightMapIsAnError) {
+  const auto dir = sharded_dir();
+  write_index(dir, "{}");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kCorrupt, {kIndex, "empty"});
+}
+
+TEST(CheckpointHostile, SafetensorsEntryOfTheWrongTypeIsNamed) {
+  const auto dir = scratch_dir();
+  write_file(dir / "config.json", kConfig);
+  fs::create_directories(dir / "model.safetensors");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"model.safetensors", "is a directory"});
+  fs::remove(dir / "model.safetensors");
+  ASSERT_EQ(::mkfifo((dir / "model.safetensors").c_str(), 0600), 0);
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kRefusedFile,
+               {"model.safetensors", "FIFO"});
+  fs::remove(dir / "model.safetensors");
+  fs::create_symlink("gone.safetensors", dir / "model.safetensors");
+  expect_error(Checkpoint::open(dir.string()), ErrorCode::kNotFound,
+               {"model.safetensors", "dangling", "gone.safetensors"});
+}
+
+TEST(CheckpointHostile, QuantConfigIsReadOnceWithItsKeyOrder) {
+  const auto dir = quant_dir(R"({"quantization_config":{"quant_method":"gptq","z":1,"a":2}})");
+  auto ckpt = Checkpoint::open(dir.string());
+  ASSERT_TRUE(ckpt.ok()) << ckpt.status().to_string();
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : ckpt->quant_config_ordered().items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"quant_method", "z", "a"}));
 }
 
 }  // namespace

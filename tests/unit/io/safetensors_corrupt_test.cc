@@ -181,5 +181,38 @@ TEST(SafetensorsCorrupt, BadMetadata) {
   expect_corrupt(raw_safetensors(R"({"__metadata__":["pt"]})", ""), {"__metadata__", "array"});
 }
 
+TEST(SafetensorsCorrupt, TensorNameWithControlCharactersIsRefusedAndEscaped) {
+  // "\u0000" and "\u001b" are valid JSON escapes; the names they make must not reach a terminal.
+  expect_corrupt(raw_safetensors("{" + entry("a\\u0000b", "U8", "[1]", "[0,1]") + "}", "x"),
+                 {"a\\x00b", "control characters"});
+  expect_corrupt(raw_safetensors("{" + entry("\\u001b[31mred", "U8", "[1]", "[0,1]") + "}", "x"),
+                 {"\\x1b[31mred"});
+  const auto path = (scratch_dir() / "esc.safetensors").string();
+  write_file(path, raw_safetensors("{" + entry("\\u001b[2J", "U8", "[1]", "[0,1]") + "}", "x"));
+  const auto file = SafetensorsFile::open(path);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().message().find('\x1b'), std::string::npos) << "raw escape in message";
+}
+
+TEST(SafetensorsCorrupt, OverlongTensorNameIsRefused) {
+  const std::string at_limit(4096, 'n');
+  const std::string over(4097, 'n');
+  const auto path = (scratch_dir() / "long.safetensors").string();
+  write_file(path, raw_safetensors("{" + entry(at_limit, "U8", "[1]", "[0,1]") + "}", "x"));
+  const auto file = SafetensorsFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  EXPECT_EQ((*file)->tensors().front().name, at_limit);
+  expect_corrupt(raw_safetensors("{" + entry(over, "U8", "[1]", "[0,1]") + "}", "x"),
+                 {"4097 bytes", "4096-byte limit", std::string(64, 'n') + "..."});
+}
+
+TEST(SafetensorsCorrupt, NotARegularFile) {
+  const auto dir = scratch_dir();
+  auto file = SafetensorsFile::open(dir.string());
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().code(), ErrorCode::kRefusedFile);
+  EXPECT_NE(file.status().message().find("is a directory"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace qlinear

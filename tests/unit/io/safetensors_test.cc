@@ -261,11 +261,11 @@ TEST(SafetensorsWriter, RejectsDuplicateAndReservedNames) {
   EXPECT_EQ(reserved.write((dir / "b.safetensors").string()).code(), ErrorCode::kInvalidArgument);
 }
 
-TEST(SafetensorsWriter, UnwritablePathIsAnIoError) {
+TEST(SafetensorsWriter, PathInAMissingFolderIsNotFound) {
   SafetensorsWriter writer;
   const auto path = (scratch_dir() / "no_such_dir" / "x.safetensors").string();
   const Status status = writer.write(path);
-  EXPECT_EQ(status.code(), ErrorCode::kIo);
+  EXPECT_EQ(status.code(), ErrorCode::kNotFound);
   EXPECT_NE(status.message().find("no_such_dir"), std::string::npos) << status.message();
 }
 

@@ -16,13 +16,6 @@
 namespace qlinear {
 namespace {
 
-// A problem string without its trailing M range (":M1-4096"): the range explained depends on
-// which backends this binary holds, the shape and scheme do not.
-std::string without_m_range(const std::string& problem) {
-  const std::size_t colon = problem.rfind(":M");
-  return colon == std::string::npos ? problem : problem.substr(0, colon);
-}
-
 std::string fixture_dir(std::string_view name) {
   const auto dir = std::filesystem::path(QLINEAR_TEST_TMPDIR) / "kernels_explain" / name;
   std::filesystem::create_directories(dir);
@@ -50,7 +43,9 @@ SelectionPolicy policy(const char* backend) {
   return p.ok() ? *p : SelectionPolicy{};
 }
 
-TEST(ExplainTest, Fp8DynamicOnSm90RunsW8A8ThroughCublasLt) {
+// Decode (M <= 16) runs the checkpoint's FP8 weights as W8A16 on the mma kernel; prefill runs
+// W8A8 on cuBLASLt FP8 (the FP8 mode is decided per M bucket).
+TEST(ExplainTest, Fp8DynamicOnSm90RunsW8A16DecodeAndW8A8Prefill) {
   const Checkpoint checkpoint = open_fixture(FixtureFormat::kCtFp8Dynamic);
   auto device = simulate_target("cuda:sm90");
   ASSERT_TRUE(device.ok());
@@ -62,21 +57,25 @@ TEST(ExplainTest, Fp8DynamicOnSm90RunsW8A8ThroughCublasLt) {
   for (const ExplainRow& row : report->layers) {
     if (row.name == "lm_head") {  // in the checkpoint's ignore list: dense bf16
       EXPECT_EQ(row.scheme, "dense bf16");
-      EXPECT_EQ(row.kernel, "cuda.blas.cublaslt");
+      EXPECT_EQ(row.kernel, "cuda.dense.blas.cublaslt");
       EXPECT_EQ(row.mode, "none");
       continue;
     }
-    EXPECT_EQ(row.kernel, "cuda.fp8.cublaslt.sm89") << row.name;
-    EXPECT_EQ(row.mode, "w8a8") << row.name;
+    EXPECT_EQ(row.kernel, "cuda.fp8.w8a16.mma.sm80") << row.name;
+    EXPECT_EQ(row.mode, "w8a16") << row.name;
     EXPECT_NE(row.mode_reason.find("dyn-token"), std::string::npos) << row.mode_reason;
-    EXPECT_EQ(row.scheme, "fp8 channel w8a8 dyn-token") << row.name;
     ASSERT_FALSE(row.rejected.empty());
-    EXPECT_EQ(row.rejected.front().kernel, "cuda.w4a16.machete.sm90");
+    EXPECT_EQ(row.rejected.front().kernel, "cuda.int.mma.sm80");
     EXPECT_EQ(row.rejected.front().reason.rfind("scheme", 0), 0u) << row.rejected.front().reason;
+    ASSERT_EQ(row.selections.size(), 2u) << row.name;
+    EXPECT_EQ(row.selections[0].m_max, 16);
+    EXPECT_EQ(row.selections[1].m_min, 17);
+    EXPECT_EQ(row.selections[1].kernel, "cuda.fp8.cublaslt.sm89") << row.name;
+    EXPECT_EQ(row.selections[1].mode, "w8a8") << row.name;
   }
   ASSERT_TRUE(rows.contains("model.layers.0.self_attn.qkv_proj"));
-  EXPECT_EQ(without_m_range(rows.at("model.layers.0.self_attn.qkv_proj")->problem),
-            "fp8:channel:dyn-token:w8a8:K256:N512:a=bf16");
+  EXPECT_EQ(rows.at("model.layers.0.self_attn.qkv_proj")->problem,
+            "fp8:channel:dyn-token:w8a16:K256:N512:a=bf16:M1-4096");
 
   const nlohmann::json json = nlohmann::json::parse(report->to_json());
   EXPECT_EQ(json["device"], device->describe());
@@ -102,24 +101,33 @@ TEST(ExplainTest, AsymmetricInt8OnSm80WithTp2) {
   auto report = explain_model(checkpoint, *device, policy("auto"), options);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   const auto rows = by_name(*report);
-  // Machete needs sm90; Marlin takes zero points with 4 bits only: the cuBLASLt path runs it.
+  // The mma kernel takes int8 with zero points (channelwise over the rank's K) for decode; the
+  // dequantized cuBLASLt GEMM takes prefill.
   for (const char* name : {"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj",
                            "model.layers.1.mlp.gate_up_proj", "model.layers.1.mlp.down_proj"}) {
     ASSERT_TRUE(rows.contains(name)) << name;
     const ExplainRow& row = *rows.at(name);
-    EXPECT_EQ(row.kernel, "cuda.blas.cublaslt") << name;
+    EXPECT_EQ(row.kernel, "cuda.int.mma.sm80") << name;
     EXPECT_EQ(row.scheme, "w8a16 channelwise zp") << name;
-    ASSERT_GE(row.rejected.size(), 2u) << name;
-    EXPECT_EQ(row.rejected[0].kernel, "cuda.w4a16.machete.sm90");
-    EXPECT_EQ(row.rejected[0].reason.rfind("capability", 0), 0u) << row.rejected[0].reason;
-    EXPECT_EQ(row.rejected[1].kernel, "cuda.w4a16.marlin.sm80");
-    EXPECT_EQ(row.rejected[1].reason.rfind("zero-points", 0), 0u) << row.rejected[1].reason;
+    // No int kernel that has device code is rejected (the others are other schemes' kernels,
+    // the CPU reference kernels and the planned wgmma entry, which needs sm90).
+    for (const ExplainRejection& r : row.rejected) {
+      if (r.kernel.rfind("cuda.int.", 0) != 0) continue;
+      EXPECT_EQ(r.kernel, "cuda.int.wgmma.sm90") << name << ": " << r.reason;
+      EXPECT_EQ(r.reason.rfind("capability", 0), 0u) << r.reason;
+    }
+    ASSERT_EQ(row.selections.size(), 2u) << name;
+    EXPECT_EQ(row.selections[1].kernel, "cuda.int.blas.cublaslt") << name;
+    ASSERT_FALSE(row.selections[1].rejected.empty()) << name;
+    EXPECT_EQ(row.selections[1].rejected[0].kernel, "cuda.int.mma.sm80");
+    EXPECT_EQ(row.selections[1].rejected[0].reason.rfind("m-range", 0), 0u)
+        << row.selections[1].rejected[0].reason;
   }
   // Rank 0's views: column-parallel splits N, row-parallel splits K (hidden 256, inter 512).
-  EXPECT_EQ(without_m_range(rows.at("model.layers.1.mlp.gate_up_proj")->problem),
-            "int8:g256:zp:K256:N512:tp2:Kf256:Nf1024:a=bf16");
-  EXPECT_EQ(without_m_range(rows.at("model.layers.1.mlp.down_proj")->problem),
-            "int8:g256:zp:K256:N256:tp2:Kf512:Nf256:a=bf16");
+  EXPECT_EQ(rows.at("model.layers.1.mlp.gate_up_proj")->problem,
+            "int8:g256:zp:K256:N512:tp2:Kf256:Nf1024:a=bf16:M1-4096");
+  EXPECT_EQ(rows.at("model.layers.1.mlp.down_proj")->problem,
+            "int8:g256:zp:K256:N256:tp2:Kf512:Nf256:a=bf16:M1-4096");
 }
 
 TEST(ExplainTest, LayerThatNothingFitsIsARowNotAFailure) {

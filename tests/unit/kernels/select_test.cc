@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/cuda_kernel.h"
 #include "kernels/fp8_mode.h"
+#include "kernels/opencl/opencl_kernel.h"
 #include "kernels/registry.h"
 #include "kernels/select.h"
 
@@ -388,25 +389,33 @@ TEST(RegistryTest, UnbuiltBackendsAnswerNotCompiledOnRealDevices) {
   opencl.intel_gpu = opencl.is_gpu = opencl.fp16 = true;
   opencl.subgroup_sizes = {16};
   const LinearProblem p = int4_problem();
+  // Without the backend every entry is not-compiled; with it (a CUDA / OpenCL build) only the
+  // planned entries that have no device code yet are.
+  auto honest = [](const Verdict& v, bool compiled) {
+    if (!compiled) return v.reason == Reason::kNotCompiled;
+    return v.reason != Reason::kNotCompiled || v.detail.find("(planned)") != std::string::npos;
+  };
   for (const LinearKernel* k : cuda_kernels()) {
-    EXPECT_EQ(k->check(p, cuda).reason, Reason::kNotCompiled) << k->name();
+    const Verdict v = k->check(p, cuda);
+    EXPECT_TRUE(honest(v, cuda_backend_compiled())) << k->name() << ": " << v.detail;
     EXPECT_EQ(k->check(p, opencl).reason, Reason::kWrongPlatform) << k->name();
   }
   for (const LinearKernel* k : opencl_kernels()) {
-    EXPECT_EQ(k->check(p, opencl).reason, Reason::kNotCompiled) << k->name();
+    const Verdict v = k->check(p, opencl);
+    EXPECT_TRUE(honest(v, opencl_backend_compiled())) << k->name() << ": " << v.detail;
     EXPECT_EQ(k->check(p, cuda).reason, Reason::kWrongPlatform) << k->name();
   }
   // prepare() refuses honestly: no backend in this binary, or no device code for the entry.
   Canonical weights;
   weights.name = "layer";
   FakeContext context(cuda);
-  auto prepared = find_kernel("cuda.w4a16.marlin.sm80")->prepare(weights, p, context);
+  auto prepared = find_kernel("cuda.int.blas.cublaslt")->prepare(weights, p, context);
   ASSERT_FALSE(prepared.ok());
-  EXPECT_EQ(prepared.status().code(), ErrorCode::kUnsupported);
-  const std::string why =
-      cuda_backend_compiled() ? "no device code for this kernel" : "QLINEAR_WITH_CUDA";
-  EXPECT_NE(prepared.status().message().find(why), std::string::npos)
-      << prepared.status().message();
+  if (!cuda_backend_compiled()) {
+    EXPECT_EQ(prepared.status().code(), ErrorCode::kUnsupported);
+    EXPECT_NE(prepared.status().message().find("QLINEAR_WITH_CUDA"), std::string::npos)
+        << prepared.status().message();
+  }
 }
 
 struct TableCase {
@@ -437,6 +446,13 @@ void run_case(const TableCase& c) {
   }
 }
 
+// Decode (M <= 16) and prefill (M >= 33) problems: the CUDA mma kernels serve the first.
+LinearProblem rows(LinearProblem p, int64_t m_min, int64_t m_max) {
+  p.m_min = m_min;
+  p.m_max = m_max;
+  return p;
+}
+
 TEST(RegistryTest, CudaTable) {
   LinearProblem g32_zp8 = int4_problem();
   g32_zp8.bits = 8;
@@ -446,130 +462,154 @@ TEST(RegistryTest, CudaTable) {
   ao_split.act_order = true;
   ao_split.tp = 2;
   ao_split.full_K = 4096;
+  const LinearProblem decode = rows(int4_problem(), 1, 16);
+  const LinearProblem prefill = rows(int4_problem(), 33, 4096);
+  const LinearProblem fp8_token = fp8_problem(ActQuant::kDynamicToken);
+  const LinearProblem fp8_block =
+      fp8_problem(ActQuant::kDynamicGroup, Fp8WeightGranularity::kBlock);
   const TableCase cases[] = {
       {"cuda:sm90",
-       int4_problem(),
+       decode,
        "auto",
        "",
        "",
-       "cuda.w4a16.machete.sm90",
+       "cuda.int.mma.sm80",
        Fp8Mode::kNone,
-       {"cuda.w4a16.machete.sm90=ok", "cuda.w4a16.marlin.sm80=ok", "cuda.fp8.block.sm90=scheme",
-        "cuda.fp8.cublaslt.sm89=scheme", "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
+       {"cuda.int.mma.sm80=ok", "cuda.fp8.w8a16.mma.sm80=scheme", "cuda.fp8.cublaslt.sm89=scheme",
+        "cuda.int.blas.cublaslt=ok", "cuda.fp8.blas.cublaslt=scheme",
+        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=m-range",
         "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
         "reference.dense.scalar=wrong-platform"}},
+      // Prefill: the mma kernel's M range ends at 32; the dequantized cuBLASLt GEMM takes it.
+      {"cuda:sm90",
+       prefill,
+       "auto",
+       "",
+       "",
+       "cuda.int.blas.cublaslt",
+       Fp8Mode::kNone,
+       {"cuda.int.mma.sm80=m-range", "cuda.fp8.w8a16.mma.sm80=scheme",
+        "cuda.fp8.cublaslt.sm89=scheme", "cuda.int.blas.cublaslt=ok",
+        "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
+        "cuda.int.wgmma.sm90=ok", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
+      // int8 with zero points and group 32: the mma kernel.
       {"cuda:sm80",
-       int4_problem(),
+       rows(g32_zp8, 1, 16),
        "auto",
        "",
        "",
-       "cuda.w4a16.marlin.sm80",
+       "cuda.int.mma.sm80",
        Fp8Mode::kNone,
-       {"cuda.w4a16.machete.sm90=capability", "cuda.w4a16.marlin.sm80=ok",
-        "cuda.fp8.block.sm90=capability", "cuda.fp8.cublaslt.sm89=capability",
-        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
-        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
-        "reference.dense.scalar=wrong-platform"}},
-      // Machete takes groups 64/128 only; Marlin's zero points need 4 bits.
+       {"cuda.int.mma.sm80=ok", "cuda.fp8.w8a16.mma.sm80=scheme",
+        "cuda.fp8.cublaslt.sm89=capability", "cuda.int.blas.cublaslt=ok",
+        "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
+        "cuda.int.wgmma.sm90=capability", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
+      // Act-order with K split: the mma kernel sorts K by group and needs all of it.
       {"cuda:sm90",
-       g32_zp8,
+       rows(ao_split, 1, 16),
        "auto",
        "",
        "",
-       "cuda.blas.cublaslt",
+       "cuda.int.blas.cublaslt",
        Fp8Mode::kNone,
-       {"cuda.w4a16.machete.sm90=group-size", "cuda.w4a16.marlin.sm80=zero-points",
-        "cuda.fp8.block.sm90=scheme", "cuda.fp8.cublaslt.sm89=scheme",
-        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
-        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
-        "reference.dense.scalar=wrong-platform"}},
-      // Act-order with K split: Machete refuses, Marlin keeps the global g_idx.
-      {"cuda:sm90",
-       ao_split,
-       "auto",
-       "",
-       "",
-       "cuda.w4a16.marlin.sm80",
-       Fp8Mode::kNone,
-       {"cuda.w4a16.machete.sm90=act-order", "cuda.w4a16.marlin.sm80=ok",
-        "cuda.fp8.block.sm90=scheme", "cuda.fp8.cublaslt.sm89=scheme",
-        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
-        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
-        "reference.dense.scalar=wrong-platform"}},
-      // Nothing fits: no native kernel on sm75 and the filter removes the rest.
+       {"cuda.int.mma.sm80=act-order", "cuda.fp8.w8a16.mma.sm80=scheme",
+        "cuda.fp8.cublaslt.sm89=scheme", "cuda.int.blas.cublaslt=ok",
+        "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
+        "cuda.int.wgmma.sm90=m-range", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
+      // Nothing fits: no kernel on sm75 and the filter removes the rest.
       {"cuda:sm75",
-       int4_problem(),
+       decode,
        "native",
        "",
        "",
        "",
        Fp8Mode::kNone,
-       {"cuda.w4a16.machete.sm90=capability", "cuda.w4a16.marlin.sm80=capability",
-        "cuda.fp8.block.sm90=capability", "cuda.fp8.cublaslt.sm89=backend-filter",
-        "cuda.fp8.marlin.sm80=capability", "cuda.blas.cublaslt=backend-filter",
-        "reference.int.scalar=backend-filter", "reference.fp8.scalar=backend-filter",
-        "reference.dense.scalar=backend-filter"}},
+       {"cuda.int.mma.sm80=capability", "cuda.fp8.w8a16.mma.sm80=capability",
+        "cuda.fp8.cublaslt.sm89=capability", "cuda.int.blas.cublaslt=backend-filter",
+        "cuda.fp8.blas.cublaslt=backend-filter", "cuda.dense.blas.cublaslt=backend-filter",
+        "cuda.int.wgmma.sm90=capability", "reference.int.scalar=backend-filter",
+        "reference.fp8.scalar=backend-filter", "reference.dense.scalar=backend-filter"}},
       // Disabled kernels fall through in order.
       {"cuda:sm90",
-       int4_problem(),
+       decode,
        "auto",
        "",
-       "cuda.w4a16.machete.sm90,cuda.w4a16.marlin.sm80",
-       "cuda.blas.cublaslt",
+       "cuda.int.mma.sm80",
+       "cuda.int.blas.cublaslt",
        Fp8Mode::kNone,
-       {"cuda.w4a16.machete.sm90=disabled-by-user", "cuda.w4a16.marlin.sm80=disabled-by-user",
-        "cuda.fp8.block.sm90=scheme", "cuda.fp8.cublaslt.sm89=scheme",
-        "cuda.fp8.marlin.sm80=scheme", "cuda.blas.cublaslt=ok",
-        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
-        "reference.dense.scalar=wrong-platform"}},
-      // FP8 W8A8 checkpoint: cuBLASLt FP8 on sm90; W8A16 Marlin on sm80 (no FP8 tensor cores).
+       {"cuda.int.mma.sm80=disabled-by-user", "cuda.fp8.w8a16.mma.sm80=scheme",
+        "cuda.fp8.cublaslt.sm89=scheme", "cuda.int.blas.cublaslt=ok",
+        "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
+        "cuda.int.wgmma.sm90=m-range", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
+      // FP8 W8A8 checkpoint, prefill: cuBLASLt FP8 on sm90 ...
       {"cuda:sm90",
-       fp8_problem(ActQuant::kDynamicToken),
+       rows(fp8_token, 33, 4096),
        "auto",
        "",
        "",
        "cuda.fp8.cublaslt.sm89",
        Fp8Mode::kW8A8,
-       {"cuda.w4a16.machete.sm90=scheme", "cuda.w4a16.marlin.sm80=scheme",
-        "cuda.fp8.block.sm90=fp8-granularity", "cuda.fp8.cublaslt.sm89=ok",
-        "cuda.fp8.marlin.sm80=fp8-mode", "cuda.blas.cublaslt=fp8-mode",
+       {"cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=fp8-mode", "cuda.fp8.cublaslt.sm89=ok",
+        "cuda.int.blas.cublaslt=scheme", "cuda.fp8.blas.cublaslt=fp8-mode",
+        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=scheme",
         "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
         "reference.dense.scalar=wrong-platform"}},
-      {"cuda:sm80",
-       fp8_problem(ActQuant::kDynamicToken),
-       "auto",
-       "",
-       "",
-       "cuda.fp8.marlin.sm80",
-       Fp8Mode::kW8A16,
-       {"cuda.w4a16.machete.sm90=capability", "cuda.w4a16.marlin.sm80=scheme",
-        "cuda.fp8.block.sm90=capability", "cuda.fp8.cublaslt.sm89=capability",
-        "cuda.fp8.marlin.sm80=ok", "cuda.blas.cublaslt=ok", "reference.int.scalar=wrong-platform",
-        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
+      // ... decode: W8A16 on the mma kernel (the W8A8 kernel serves M >= 17) ...
       {"cuda:sm90",
-       fp8_problem(ActQuant::kDynamicGroup, Fp8WeightGranularity::kBlock),
+       rows(fp8_token, 1, 16),
        "auto",
        "",
        "",
-       "cuda.fp8.block.sm90",
-       Fp8Mode::kW8A8,
-       {"cuda.w4a16.machete.sm90=scheme", "cuda.w4a16.marlin.sm80=scheme", "cuda.fp8.block.sm90=ok",
-        "cuda.fp8.cublaslt.sm89=fp8-granularity", "cuda.fp8.marlin.sm80=fp8-mode",
-        "cuda.blas.cublaslt=fp8-mode", "reference.int.scalar=wrong-platform",
+       "cuda.fp8.w8a16.mma.sm80",
+       Fp8Mode::kW8A16,
+       {"cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=ok", "cuda.fp8.cublaslt.sm89=fp8-mode",
+        "cuda.int.blas.cublaslt=scheme", "cuda.fp8.blas.cublaslt=ok",
+        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=scheme",
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
+      // ... and on sm80 (no FP8 tensor cores) prefill is W8A16 through the dequantized GEMM.
+      {"cuda:sm80",
+       rows(fp8_token, 33, 4096),
+       "auto",
+       "",
+       "",
+       "cuda.fp8.blas.cublaslt",
+       Fp8Mode::kW8A16,
+       {"cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=m-range",
+        "cuda.fp8.cublaslt.sm89=capability", "cuda.int.blas.cublaslt=scheme",
+        "cuda.fp8.blas.cublaslt=ok", "cuda.dense.blas.cublaslt=scheme",
+        "cuda.int.wgmma.sm90=capability", "reference.int.scalar=wrong-platform",
         "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
+      // DeepSeek-style blocks: cuBLASLt's 128x128 x 1x128 block scaling on sm90.
+      {"cuda:sm90",
+       rows(fp8_block, 33, 4096),
+       "auto",
+       "",
+       "",
+       "cuda.fp8.cublaslt.sm89",
+       Fp8Mode::kW8A8,
+       {"cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=fp8-mode", "cuda.fp8.cublaslt.sm89=ok",
+        "cuda.int.blas.cublaslt=scheme", "cuda.fp8.blas.cublaslt=fp8-mode",
+        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=scheme",
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       // --kernel naming a kernel that rejects: nothing fits, no silent fallback.
       {"cuda:sm80",
-       int4_problem(),
+       decode,
        "auto",
-       "cuda.w4a16.machete.sm90",
+       "cuda.fp8.cublaslt.sm89",
        "",
        "",
        Fp8Mode::kNone,
-       {"cuda.w4a16.machete.sm90=capability", "cuda.w4a16.marlin.sm80=not-requested",
-        "cuda.fp8.block.sm90=not-requested", "cuda.fp8.cublaslt.sm89=not-requested",
-        "cuda.fp8.marlin.sm80=not-requested", "cuda.blas.cublaslt=not-requested",
-        "reference.int.scalar=not-requested", "reference.fp8.scalar=not-requested",
-        "reference.dense.scalar=not-requested"}},
+       {"cuda.int.mma.sm80=not-requested", "cuda.fp8.w8a16.mma.sm80=not-requested",
+        "cuda.fp8.cublaslt.sm89=capability", "cuda.int.blas.cublaslt=not-requested",
+        "cuda.fp8.blas.cublaslt=not-requested", "cuda.dense.blas.cublaslt=not-requested",
+        "cuda.int.wgmma.sm90=not-requested", "reference.int.scalar=not-requested",
+        "reference.fp8.scalar=not-requested", "reference.dense.scalar=not-requested"}},
   };
   for (const TableCase& c : cases) run_case(c);
 }
@@ -702,7 +742,7 @@ TEST(RegistryTest, CpuFp8Modes) {
 }
 
 TEST(RegistryTest, RealPolicyValidatesAgainstTheRegistry) {
-  EXPECT_TRUE(make_policy("auto", "cuda.w4a16.marlin.sm80", "").ok());
+  EXPECT_TRUE(make_policy("auto", "cuda.int.mma.sm80", "").ok());
   auto unknown = make_policy("auto", "", "cpu.w4a16.avx9000");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("reference.int.scalar"), std::string::npos);

@@ -118,6 +118,13 @@ TEST(ResolveLinearLayer, AllShardsSkippedAlikeIsFine) {
 
 // --- checkpoint-level tests -------------------------------------------------------------------
 
+// hidden 8 = 2 heads x 4, intermediate 16, vocab 32, 11 decoder layers (add_dense_block).
+constexpr char kTinyLlama[] =
+    R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8,
+       "intermediate_size": 16, "num_hidden_layers": 11, "num_attention_heads": 2,
+       "num_key_value_heads": 2, "vocab_size": 32)";
+constexpr char kPartialModel[] = R"("architectures": ["PartialForTest"])";
+
 class CheckpointDir {
  public:
   explicit CheckpointDir(const std::string& name)
@@ -130,9 +137,12 @@ class CheckpointDir {
     writer_.add(name, dtype, std::move(shape), bytes);
   }
   // Writes config.json (with `quant_config` as quantization_config unless empty) and the tensors.
-  Result<Checkpoint> open(const std::string& quant_config = "") {
+  // `model` is config.json's model keys: a complete tiny Llama by default; tests of partial
+  // checkpoints name an architecture qlinear does not know, so only generic checks apply.
+  Result<Checkpoint> open(const std::string& quant_config = "",
+                          const std::string& model = kTinyLlama) {
     std::ofstream config(dir_ + "/config.json");
-    config << R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama")";
+    config << "{" << model;
     if (!quant_config.empty()) config << ", \"quantization_config\": " << quant_config;
     config << "}";
     config.close();
@@ -156,12 +166,13 @@ void add_dense_block(CheckpointDir* dir, int index) {
   }
   dir->tensor(p + "mlp.down_proj.weight", DType::kBF16, {8, 16});
   dir->tensor(p + "input_layernorm.weight", DType::kBF16, {8});
+  dir->tensor(p + "post_attention_layernorm.weight", DType::kBF16, {8});
 }
 
 TEST(PlanLinearLayers, DiscoversFusesAndOrdersDenseCheckpoint) {
   CheckpointDir dir("dense");
   dir.tensor("model.embed_tokens.weight", DType::kBF16, {32, 8});
-  for (int index : {10, 2, 0}) add_dense_block(&dir, index);
+  for (int index : {10, 2, 0, 1, 3, 4, 5, 6, 7, 8, 9}) add_dense_block(&dir, index);
   dir.tensor("model.norm.weight", DType::kBF16, {8});
   dir.tensor("lm_head.weight", DType::kBF16, {32, 8});
   auto checkpoint = dir.open();
@@ -172,7 +183,7 @@ TEST(PlanLinearLayers, DiscoversFusesAndOrdersDenseCheckpoint) {
   ASSERT_TRUE(layers.ok()) << layers.status().to_string();
 
   std::vector<std::string> expected = {"lm_head"};
-  for (int index : {0, 2, 10}) {
+  for (int index = 0; index <= 10; ++index) {  // natural order: layers.2 before layers.10
     const std::string p = "model.layers." + std::to_string(index) + ".";
     for (const char* leaf :
          {"mlp.down_proj", "mlp.gate_up_proj", "self_attn.o_proj", "self_attn.qkv_proj"}) {
@@ -201,7 +212,8 @@ TEST(PlanLinearLayers, GptqCheckpointUsesQweightPrefixesAndOrderedDynamic) {
   dir.tensor("lm_head.weight", DType::kF16, {32, 8});
   // Written order matters: the first key matches down_proj; sorted order would pick "+:" first.
   auto checkpoint = dir.open(R"({"quant_method": "gptq", "bits": 4, "group_size": -1,
-    "dynamic": {"model\\.layers\\.0\\.mlp\\.down": {"bits": 8}, "+:.*down": {"bits": 2}}})");
+    "dynamic": {"model\\.layers\\.0\\.mlp\\.down": {"bits": 8}, "+:.*down": {"bits": 2}}})",
+                             kPartialModel);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
   auto config = parse_quant_config(*checkpoint);
   ASSERT_TRUE(config.ok()) << config.status().to_string();
@@ -221,7 +233,8 @@ TEST(PlanLinearLayers, CompressedTensorsWeightPackedPrefixes) {
   dir.tensor("model.layers.0.mlp.down_proj.weight_scale", DType::kBF16, {8, 1});
   dir.tensor("model.layers.0.mlp.down_proj.weight_shape", DType::kI64, {2});
   auto checkpoint = dir.open(R"({"quant_method": "compressed-tensors",
-    "format": "pack-quantized", "config_groups": {"W4A16": ["Linear"]}})");
+    "format": "pack-quantized", "config_groups": {"W4A16": ["Linear"]}})",
+                             kPartialModel);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
   auto config = parse_quant_config(*checkpoint);
   ASSERT_TRUE(config.ok()) << config.status().to_string();
@@ -237,7 +250,8 @@ TEST(PlanLinearLayers, DisagreeingShardsRunUnfusedWithTheReason) {
   CheckpointDir dir("disagree");
   add_dense_block(&dir, 0);
   auto checkpoint = dir.open(R"({"quant_method": "awq", "bits": 4, "group_size": 128,
-                                 "modules_to_not_convert": ["mlp.up_proj"]})");
+                                 "modules_to_not_convert": ["mlp.up_proj"]})",
+                             kPartialModel);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
   auto config = parse_quant_config(*checkpoint);
   ASSERT_TRUE(config.ok()) << config.status().to_string();
@@ -259,6 +273,115 @@ TEST(PlanLinearLayers, DisagreeingShardsRunUnfusedWithTheReason) {
       EXPECT_FALSE(layer.unfused_reason.empty());
     }
   }
+}
+
+// --- model-level validation (quant/validate_model.h) through plan_linear_layers ----------------
+
+// A complete dense tiny Llama of `layers` decoder layers (hidden 8, vocab 32).
+void add_tiny_llama(CheckpointDir* dir, int layers, bool lm_head = true) {
+  dir->tensor("model.embed_tokens.weight", DType::kBF16, {32, 8});
+  for (int i = 0; i < layers; ++i) add_dense_block(dir, i);
+  dir->tensor("model.norm.weight", DType::kBF16, {8});
+  if (lm_head) dir->tensor("lm_head.weight", DType::kBF16, {32, 8});
+}
+
+// Later keys win in config.json (JSON files may repeat keys), so `extra` can override.
+std::string tiny_llama_config(int layers, const std::string& extra = "") {
+  return R"("architectures": ["LlamaForCausalLM"], "hidden_size": 8, "intermediate_size": 16,
+            "num_attention_heads": 2, "vocab_size": 32, "num_hidden_layers": )" +
+         std::to_string(layers) + extra;
+}
+
+Result<std::vector<LinearLayer>> plan_status(CheckpointDir& dir, const std::string& model) {
+  auto checkpoint = dir.open("", model);
+  if (!checkpoint.ok()) return checkpoint.status();
+  auto config = parse_quant_config(*checkpoint);
+  if (!config.ok()) return config.status();
+  return plan_linear_layers(*checkpoint, **config);
+}
+
+TEST(ValidateModel, CompleteTinyLlamaPasses) {
+  CheckpointDir dir("valid_complete");
+  add_tiny_llama(&dir, 2);
+  const auto plan = plan_status(dir, tiny_llama_config(2));
+  EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+}
+
+TEST(ValidateModel, TiedEmbeddingsNeedNoLmHead) {
+  CheckpointDir tied("valid_tied");
+  add_tiny_llama(&tied, 1, /*lm_head=*/false);
+  EXPECT_TRUE(plan_status(tied, tiny_llama_config(1, R"(, "tie_word_embeddings": true)")).ok());
+  CheckpointDir untied("valid_untied");
+  add_tiny_llama(&untied, 1, /*lm_head=*/false);
+  EXPECT_QUANT_ERROR(plan_status(untied, tiny_llama_config(1)), ErrorCode::kNotFound, "lm_head",
+                     "tie_word_embeddings");
+}
+
+TEST(ValidateModel, RopeTablesAndKvCacheScalesAreIgnoredOtherExtrasAreOrphans) {
+  CheckpointDir dir("valid_ignored");
+  add_tiny_llama(&dir, 1);
+  dir.tensor("model.layers.0.self_attn.rotary_emb.inv_freq", DType::kF32, {2});
+  dir.tensor("model.layers.0.self_attn.k_scale", DType::kF32, {});
+  dir.tensor("model.layers.0.self_attn.v_proj.output_scale", DType::kF32, {});
+  EXPECT_TRUE(plan_status(dir, tiny_llama_config(1)).ok());
+  CheckpointDir extra("valid_extra");
+  add_tiny_llama(&extra, 1);
+  extra.tensor("model.layers.0.mlp.down_proj.qzeros", DType::kI32, {1, 1});
+  extra.tensor("model.extra_norm.weight", DType::kBF16, {8});
+  EXPECT_QUANT_ERROR(plan_status(extra, tiny_llama_config(1)), ErrorCode::kMisconfigured,
+                     "2 tensor(s) belong to no layer", "model.extra_norm.weight",
+                     "model.layers.0.mlp.down_proj.qzeros", "does not read qzeros");
+}
+
+TEST(ValidateModel, ForeignLinearLayerIsAnError) {
+  CheckpointDir dir("valid_foreign");
+  add_tiny_llama(&dir, 1);
+  dir.tensor("model.layers.0.mlp.extra_proj.weight", DType::kBF16, {8, 8});
+  EXPECT_QUANT_ERROR(plan_status(dir, tiny_llama_config(1)), ErrorCode::kMisconfigured,
+                     "model.layers.0.mlp.extra_proj", "LlamaForCausalLM has no such layer");
+}
+
+TEST(ValidateModel, Qwen3NeedsItsHeadNorms) {
+  CheckpointDir dir("valid_qwen3");
+  add_tiny_llama(&dir, 1);
+  const std::string config = R"("model_type": "qwen3", "hidden_size": 8, "intermediate_size": 16,
+      "num_hidden_layers": 1, "num_attention_heads": 2, "vocab_size": 32)";
+  EXPECT_QUANT_ERROR(plan_status(dir, config), ErrorCode::kNotFound,
+                     "model.layers.0.self_attn.k_norm.weight", "Qwen3ForCausalLM");
+  CheckpointDir with("valid_qwen3_norms");
+  add_tiny_llama(&with, 1);
+  with.tensor("model.layers.0.self_attn.q_norm.weight", DType::kBF16, {4});
+  with.tensor("model.layers.0.self_attn.k_norm.weight", DType::kBF16, {4});
+  EXPECT_TRUE(plan_status(with, config).ok());
+}
+
+TEST(ValidateModel, ConfigSizesMustAgreeWithTheTensors) {
+  CheckpointDir dir("valid_sizes");
+  add_tiny_llama(&dir, 1);
+  EXPECT_QUANT_ERROR(plan_status(dir, tiny_llama_config(1, R"(, "intermediate_size": 32)")),
+                     ErrorCode::kMisconfigured, "\"intermediate_size\" = 32",
+                     "model.layers.0.mlp.up_proj");
+  EXPECT_QUANT_ERROR(plan_status(dir, tiny_llama_config(1, R"(, "vocab_size": 64)")),
+                     ErrorCode::kMisconfigured, "\"vocab_size\" = 64", "model.embed_tokens.weight");
+  EXPECT_QUANT_ERROR(plan_status(dir, tiny_llama_config(1, R"(, "num_key_value_heads": 3)")),
+                     ErrorCode::kMisconfigured, "\"num_key_value_heads\" = 3", "divide");
+  EXPECT_QUANT_ERROR(plan_status(dir, R"("architectures": ["LlamaForCausalLM"], "hidden_size": 8)"),
+                     ErrorCode::kMisconfigured, "\"intermediate_size\" is missing");
+  EXPECT_QUANT_ERROR(plan_status(dir, R"("model_type": "llama",
+                                         "architectures": ["Qwen2ForCausalLM"])"),
+                     ErrorCode::kMisconfigured, "disagree");
+}
+
+TEST(ValidateModel, UnknownArchitecturesOnlyNeedQuantTensorsToBelongToALayer) {
+  CheckpointDir dir("valid_unknown");
+  dir.tensor("transformer.h.0.attn.c_attn.weight", DType::kBF16, {8, 8});
+  dir.tensor("transformer.ln_f.weight", DType::kBF16, {8});
+  EXPECT_TRUE(plan_status(dir, kPartialModel).ok());
+  CheckpointDir stray("valid_unknown_stray");
+  stray.tensor("transformer.h.0.attn.c_attn.weight", DType::kBF16, {8, 8});
+  stray.tensor("transformer.h.0.attn.c_proj.scales", DType::kF16, {1, 8});
+  EXPECT_QUANT_ERROR(plan_status(stray, kPartialModel), ErrorCode::kMisconfigured,
+                     "transformer.h.0.attn.c_proj.scales", "no qweight");
 }
 
 }  // namespace

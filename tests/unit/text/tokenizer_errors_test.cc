@@ -2,6 +2,8 @@
 // the JSON key and the value; so are files that contradict themselves. Nothing is approximated.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -173,6 +175,37 @@ TEST(TokenizerErrors, MissingTokenizerJsonIsNotFound) {
   EXPECT_EQ(t.status().code(), ErrorCode::kNotFound);
   EXPECT_NE(t.status().message().find(dir + "/tokenizer.json: not found"), std::string::npos)
       << t.status().message();
+}
+
+// The tokenizer's files go through the model folder's opening policy (io/model_files.h): a FIFO
+// must not block the load, a link out of the folder must not be followed, and each file is
+// named in the error with what it is.
+TEST(TokenizerErrors, TokenizerFilesAreOpenedUnderTheModelFolderPolicy) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(QLINEAR_TEST_TMPDIR) / "policy_model";
+  fs::create_directories(dir);
+  const auto expect = [&](ErrorCode code, const std::string& name, const std::string& part) {
+    Result<Tokenizer> t = Tokenizer::load(dir.string());
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), code) << t.status().to_string();
+    EXPECT_NE(t.status().message().find((dir / name).string()), std::string::npos)
+        << t.status().message();
+    EXPECT_NE(t.status().message().find(part), std::string::npos) << t.status().message();
+  };
+  ASSERT_EQ(::mkfifo((dir / "tokenizer.json").c_str(), 0600), 0);
+  expect(ErrorCode::kRefusedFile, "tokenizer.json", "FIFO");
+  fs::remove(dir / "tokenizer.json");
+  fs::create_symlink("/etc/passwd", dir / "tokenizer.json");
+  expect(ErrorCode::kRefusedFile, "tokenizer.json", "outside the model folder");
+  fs::remove(dir / "tokenizer.json");
+  fs::copy_file(testing::golden_dir() + "/synthetic/word_suffix/tokenizer.json",
+                dir / "tokenizer.json");
+  EXPECT_TRUE(Tokenizer::load(dir.string()).ok());
+  fs::create_directories(dir / "chat_template.jinja");
+  expect(ErrorCode::kRefusedFile, "chat_template.jinja", "is a directory");
+  fs::remove(dir / "chat_template.jinja");
+  fs::create_symlink("gone.json", dir / "tokenizer_config.json");
+  expect(ErrorCode::kNotFound, "tokenizer_config.json", "dangling");
 }
 
 }  // namespace

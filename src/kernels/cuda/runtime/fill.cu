@@ -11,6 +11,18 @@ __global__ void fill_kernel(uint32_t* dst, uint32_t pattern, std::size_t words) 
   }
 }
 
+__device__ uint64_t global_timer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_kernel(uint64_t nanoseconds) {
+  const uint64_t start = global_timer();
+  while (global_timer() - start < nanoseconds) {
+  }
+}
+
 }  // namespace
 
 cudaError_t fill_words(void* dst, uint32_t pattern, std::size_t bytes, cudaStream_t stream) {
@@ -20,6 +32,11 @@ cudaError_t fill_words(void* dst, uint32_t pattern, std::size_t bytes, cudaStrea
   const std::size_t blocks = (words + kThreads - 1) / kThreads;
   const unsigned grid = static_cast<unsigned>(blocks < 4096 ? blocks : 4096);
   fill_kernel<<<grid, kThreads, 0, stream>>>(static_cast<uint32_t*>(dst), pattern, words);
+  return cudaGetLastError();
+}
+
+cudaError_t spin(uint64_t nanoseconds, cudaStream_t stream) {
+  spin_kernel<<<1, 1, 0, stream>>>(nanoseconds);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,105 @@
+// The boundary between the CUDA backend's device code (the .cu files, compiled by nvcc) and its
+// host code (host/*.cc, compiled by the C++ compiler): plain launch functions over plain types.
+// nvcc's C++20 front end cannot compile fmt's consteval format strings (core/status.h), so the
+// .cu files see only this header and the CUDA headers; everything that builds Status messages,
+// uploads canonical weights or talks to cuBLASLt lives in host/.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace qlinear::cuda_launch {
+
+// Element types of activations and outputs (f32 / bf16 / f16).
+enum : int { kF32 = 0, kBF16 = 1, kF16 = 2 };
+
+// --- common.cu ---
+
+// y[m, n] = src[m * N + n] (+ bias[n]) in y's dtype, for an [M, N] f32 src (bias may be null).
+cudaError_t epilogue(const float* src, int64_t M, int64_t N, const float* bias, void* y,
+                     int64_t ldy, int out_code, cudaStream_t stream);
+// y[m, n] += bias[n] for an [M, N] f32 y with row stride ldy.
+cudaError_t bias_add_f32(float* y, int64_t M, int64_t N, int64_t ldy, const float* bias,
+                         cudaStream_t stream);
+// out[i] = in[i] converted (f32 / bf16 / f16 codes), `count` elements.
+cudaError_t convert(const void* in, int in_code, int64_t count, void* out, int out_code,
+                    cudaStream_t stream);
+// W [N, K] = (code - zero) * scale of GPTQ-packed int weights (canonical form), in out_code.
+cudaError_t dequant_int(const uint32_t* qweight, const float* scales, const uint8_t* zeros,
+                        const int32_t* g_idx, int bits, int64_t K, int64_t N, int group_size,
+                        void* out, int out_code, cudaStream_t stream);
+// W [N, K] = e4m3 code * scale (per row when block_k == 0, else [ceil(N/bn), ceil(K/bk)]).
+cudaError_t dequant_fp8(const uint8_t* q, const float* scale, int64_t K, int64_t N, int block_n,
+                        int block_k, void* out, int out_code, cudaStream_t stream);
+
+// --- wo_mma.cu: the weight-only mma kernel ---
+
+enum WoCode : int { kU4 = 4, kU8 = 8, kE4M3 = 9 };
+inline constexpr int kWoBlockN = 128;  // columns per block (the prepared N is padded to it)
+inline constexpr int kWoChunk = 128;   // K rows per pipeline stage (the prepared K is padded)
+inline constexpr int kWoThreads = 128;
+inline constexpr int kWoMaxSplit = 8;
+// The largest split QLINEAR_CUDA_WO_SPLIT may force: 16 is a non-portable cluster size (sm90),
+// launched with cudaFuncAttributeNonPortableClusterSizeAllowed (a measurement knob, not chosen
+// by the heuristic yet).
+inline constexpr int kWoMaxForcedSplit = 16;
+// K rows per 16-byte lane vector of a 16-column tile.
+inline constexpr int wo_step_rows(int code) { return code == kU4 ? 64 : 32; }
+
+struct WoParams {
+  const void* w;         // repacked codes
+  const void* scales;    // [groups, Npad] f16 or f32
+  const uint8_t* zeros;  // [groups, Npad] or null (symmetric)
+  const float* bias;     // [N] or null
+  const void* x;         // [M, >= K] f16 / bf16, 16-byte aligned rows (ldx % 8 == 0)
+  int64_t ldx;
+  void* y;
+  int64_t ldy;
+  int M;
+  int N;
+  int Npad;
+  int K;           // valid columns of x
+  int steps;       // Kpad / wo_step_rows(code)
+  int chunks;      // Kpad / kWoChunk
+  int group_rows;  // rows per scale group (a multiple of 32)
+  int groups;
+  int out_code;
+  int split;     // blocks per tile splitting K (a cluster when > 1: sm90 only)
+  int sym_zero;  // 2^(bits-1)
+  int seg_kb;    // 32-row blocks sharing one scale row inside a 128-row chunk: 1, 2 or 4
+  int kb_shift;  // log2(group_rows / 32) when a power of two, else -1 (division)
+};
+
+struct WoVariant {
+  int code = kU4;
+  bool bf16 = true;
+  bool f16_scale = false;
+  int mt = 1;         // m16 tiles per block: 1, 2 or 4
+  int smem = 0;       // dynamic shared memory bytes
+  int occupancy = 0;  // resident blocks per SM
+};
+// Sets the variant's shared-memory limit and measures its occupancy (prepare time).
+cudaError_t wo_mma_setup(WoVariant& variant);
+// grid = (tiles * split, row blocks); a cluster launch of `split` blocks when split > 1.
+cudaError_t wo_mma_launch(const WoVariant& variant, const WoParams& params, unsigned tiles,
+                          unsigned row_blocks, cudaStream_t stream);
+// Codes into the kernel's fragment order (see wo_mma.cu): from GPTQ-packed qweight (int, with
+// the optional act-order permutation of K) or [N, K] e4m3 bytes.
+cudaError_t wo_repack(int code, const uint32_t* qweight, const uint8_t* fp8, const int32_t* perm,
+                      int bits, int64_t K, int64_t N, int64_t tiles16, int64_t steps, uint32_t* out,
+                      cudaStream_t stream);
+// out [M, Kpad] = x[m, perm[k]] (or x[m, k]) for k < K, 0 beyond; 16-bit elements.
+cudaError_t wo_stage_x(const void* x, int64_t ldx, const int32_t* perm, int64_t M, int64_t K,
+                       int64_t Kpad, void* out, cudaStream_t stream);
+
+// --- fp8_act_quant.cu: the fused dynamic activation quantizer ---
+
+inline constexpr float kFp8ActScaleFloor = 1.0f / (448.0f * 512.0f);
+enum Fp8ActKind : int { kActToken = 1, kActTensor = 2, kActStatic = 3, kActGroup = 4 };
+cudaError_t fp8_quantize(const void* x, int64_t ldx, int code, int64_t M, int64_t K, int kind,
+                         float static_scale, int64_t group_k, bool group_major, bool replicate,
+                         uint8_t* codes, float* scales, float* scratch, cudaStream_t stream);
+
+}  // namespace qlinear::cuda_launch

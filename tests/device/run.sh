@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The one device call of the CUDA backend (issue 12): environment check, the registry-wide CUDA
+# kernel grid on the GPU, compute-sanitizer memcheck on a reduced grid, PyTorch's peers and
+# `qlinear bench --device cuda` in the same call, and the report's plots. Logs go under $OUT.
+#
+#   STAGES=env,grid,peers,bench,sanitizer,report TOTAL_S=560 bash tests/device/run.sh
+#
+# Binaries: $QL_BIN (default ./bin next to this script) holding qlinear and cuda_device_tests, as
+# tests/device/stage.sh copies them from this machine's build; with QL_BUILD=1 the script builds
+# the cuda preset (plus tests) itself first, on a machine that has the project's dependencies.
+# Each stage has its own time limit, so one that hangs leaves the others their time.
+set -u
+HERE="$(cd "$(dirname "$0")" && pwd)"
+OUT="${OUT:-$HERE/out}"
+mkdir -p "$OUT/logs"
+# tests/device/stage.sh ships bin/ and lib/ as one archive.
+[[ -f "$HERE/payload.tar.xz" && ! -d "$HERE/bin" ]] && tar xJf "$HERE/payload.tar.xz" -C "$HERE"
+LOGS="$OUT/logs"
+STAGES="${STAGES:-env,grid,peers,bench,sanitizer,report}"
+QL_BIN="${QL_BIN:-$HERE/bin}"
+SHAPES="${SHAPES:-8192x57344,4096x28672,14336x4096,4096x4096}"
+BATCH="${BATCH:-1,16,64,256,1024,4096}"
+SCHEMES="${SCHEMES:-w4a16g128,w8a16,fp8-w8a8-token,fp8-w8a8-tensor,fp8-block-w8a8,dense-bf16}"
+export LD_LIBRARY_PATH="$HERE/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+# cuBLASLt 13: the CUDA image's, else the copy PyTorch's wheels carry.
+if ! ls /usr/local/cuda/lib64/libcublasLt.so.13 >/dev/null 2>&1 &&
+   ! ldconfig -p 2>/dev/null | grep -q libcublasLt.so.13; then
+  LT="$(find /usr /opt -name 'libcublasLt.so.13*' 2>/dev/null | head -1)"
+  [[ -n "$LT" ]] && export LD_LIBRARY_PATH="$(dirname "$LT"):$LD_LIBRARY_PATH"
+fi
+export PYTHONUNBUFFERED=1
+has() { [[ ",$STAGES," == *",$1,"* ]]; }
+# Every stage ends before the call's deadline (TOTAL_S), so the logs are always packed.
+DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
+lim() {
+  local left=$((DEADLINE - SECONDS - 25))
+  ((left < 1)) && left=1
+  ((left < $1)) && echo "$left" || echo "$1"
+}
+stamp() { echo "=== $(date +%T) $*"; }
+
+if [[ "${QL_BUILD:-0}" == 1 ]]; then
+  stamp build
+  ROOT="$(cd "$HERE/../.." && pwd)"
+  cmake -S "$ROOT" -B "$ROOT/build-cuda" --preset cuda -DQLINEAR_BUILD_TESTS=ON >"$LOGS/build.log" 2>&1 &&
+    cmake --build "$ROOT/build-cuda" -j "$(nproc)" >>"$LOGS/build.log" 2>&1 || {
+      tail -30 "$LOGS/build.log"; exit 1; }
+  QL_BIN="$ROOT/build-cuda"
+  cp "$ROOT/build-cuda/tests/device/cuda_device_tests" "$QL_BIN/" 2>/dev/null || true
+fi
+QL="$QL_BIN/qlinear"
+TESTS="$QL_BIN/cuda_device_tests"
+
+if has env; then
+  stamp env
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+    python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1
+    ls /usr/local/cuda/lib64/libcublasLt.so* 2>&1
+    ldd "$QL" | grep -E "not found|cublas|fmt|openblas|gomp"
+    ldd "$TESTS" | grep -E "not found"
+    "$QL" explain --help >/dev/null 2>&1 && echo "qlinear runs"
+  } 2>&1 | tee "$LOGS/env.log"
+fi
+
+if has grid; then
+  stamp grid
+  # The quantizer and the block-layout probe first (seconds), then the registry grid.
+  timeout "$(lim 60)" "$TESTS" --gtest_color=no --gtest_filter='CudaFp8*' 2>&1 | tee "$LOGS/quant.log" |
+    grep -E "cuda grid|FAILED|Failure|error|Which is|Expected|PASSED|tests ran" | head -40
+  timeout "$(lim "${GRID_S:-200}")" "$TESTS" --gtest_color=no --gtest_filter='Registry/*' 2>&1 |
+    tee "$LOGS/grid.log" |
+    grep -E "cuda grid|FAILED|Failure|error:|Which is|PASSED|tests ran" | head -150
+fi
+
+if has peers; then
+  stamp peers
+  SHAPES="$SHAPES" BATCH="$BATCH" OUT="$OUT" timeout "$(lim "${PEERS_S:-150}")" \
+    python3 "$HERE/tools/gpu_peers.py" 2>&1 | tee "$LOGS/peers.log"
+fi
+
+if has bench; then
+  stamp bench
+  PEERS_ARG=()
+  [[ -f "$OUT/gpu_peers.json" ]] && PEERS_ARG=(--peers "$OUT/gpu_peers.json")
+  : >"$OUT/bench.jsonl"
+  # Each line: extra options of one `qlinear bench` run (BENCH_RUNS overrides; ';' separates).
+  IFS=';' read -r -a RUNS <<<"${BENCH_RUNS:---scheme $SCHEMES}"
+  for run in "${RUNS[@]}"; do
+    stamp "bench $run"
+    # shellcheck disable=SC2086
+    timeout "$(lim "${BENCH_RUN_S:-200}")" "$QL" bench --device cuda --shape "$SHAPES" --batch "$BATCH" \
+      --act-dtype bf16 --out-dtype bf16 --json ${BENCH_QUICK:---quick} "${PEERS_ARG[@]}" $run \
+      2>>"$LOGS/bench.err" | tee -a "$OUT/bench.jsonl" |
+      python3 "$HERE/tools/print_bench.py"
+  done
+  tail -5 "$LOGS/bench.err"
+fi
+
+if has sanitizer; then
+  stamp sanitizer
+  QLINEAR_DEVICE_GRID=reduced timeout "$(lim "${SANITIZER_S:-120}")" compute-sanitizer --tool memcheck \
+    --error-exitcode 3 "$TESTS" --gtest_color=no \
+    --gtest_filter='Registry/CudaGrid.MatchesReference/*:CudaFp8Quantizer.*' \
+    >"$LOGS/sanitizer.log" 2>&1
+  echo "compute-sanitizer exit $?" | tee -a "$LOGS/sanitizer.log"
+  grep -E "ERROR SUMMARY|Invalid|cuda grid|FAILED|PASSED" "$LOGS/sanitizer.log" | head -40
+fi
+
+if has report; then
+  stamp report
+  python3 "$HERE/tools/h200_report.py" "$OUT/bench.jsonl" "$OUT/gpu_peers.json" "$OUT/plots" \
+    >"$LOGS/report.log" 2>&1 || tail -5 "$LOGS/report.log"
+  (cd "$OUT" && tar czf plots.tgz plots && rm -rf plots) 2>/dev/null
+fi
+
+stamp done
+(cd "$OUT" && tar czf logs.tgz logs && rm -rf logs)
+ls -la "$OUT"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Copies what tests/device/run.sh needs on the device machine into DEST (default: the lead's
+# checkout's .carry/cuda, which the device tool sends when `carry` names it): the CLI and the
+# device test binary of BUILD (default build-cuda-tests), the shared libraries they link that a
+# CUDA image may lack, run.sh, gpu_peers.py and the report script.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+BUILD="${BUILD:-$ROOT/build-cuda-tests}"
+DEST="${DEST:-/work/main/.carry/cuda}"
+rm -rf "$DEST"
+mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/tools"
+cp "$BUILD/qlinear" "$DEST/bin/"
+cp "$BUILD/tests/device/cuda_device_tests" "$DEST/bin/"
+strip "$DEST/bin/qlinear" "$DEST/bin/cuda_device_tests"
+# Libraries outside the base system and CUDA (those the device image has: libc, libstdc++,
+# libgomp, libcuda, libcublasLt).
+for lib in $(ldd "$DEST/bin/qlinear" "$DEST/bin/cuda_device_tests" | awk '/=> \//{print $3}' | sort -u); do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libstdc++*|libgcc_s*|libgomp*|libcuda.so*|libcublas*|libdl.so*|libpthread*|librt.so*|ld-linux*) ;;
+    *) cp -L "$lib" "$DEST/lib/" ;;
+  esac
+done
+# bin/ and lib/ travel as one xz archive (openblas alone is 36 MB); run.sh unpacks it.
+tar cJf "$DEST/payload.tar.xz" -C "$DEST" bin lib
+rm -rf "$DEST/bin" "$DEST/lib"
+cp "$ROOT/tests/device/run.sh" "$DEST/"
+cp /work/shared/tools/gpu_peers.py "$DEST/tools/"
+cp "$ROOT/bench/h200_report.py" "$ROOT/tests/device/print_bench.py" "$DEST/tools/"
+du -sh "$DEST"; ls -la "$DEST"
