@@ -34,5 +34,6 @@ void add_tokenize_command(CLI::App& app, CommandContext& ctx);
 void add_detokenize_command(CLI::App& app, CommandContext& ctx);
 void add_chat_format_command(CLI::App& app, CommandContext& ctx);
 void add_bench_tokenizer_command(CLI::App& app, CommandContext& ctx);
+void add_quantize_command(CLI::App& app, CommandContext& ctx);
 
 }  // namespace qlinear

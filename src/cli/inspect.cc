@@ -47,7 +47,9 @@ InspectModel summarize_model(const Checkpoint& checkpoint) {
     m.architecture = arch->front().get<std::string>();
   }
   m.model_type = string_key(c, "model_type");
+  // transformers 4 writes "torch_dtype", transformers 5 "dtype".
   m.torch_dtype = string_key(c, "torch_dtype");
+  if (m.torch_dtype.empty()) m.torch_dtype = string_key(c, "dtype");
   m.hidden_size = int_key(c, "hidden_size");
   m.intermediate_size = int_key(c, "intermediate_size");
   m.num_layers = int_key(c, "num_hidden_layers");

@@ -65,7 +65,7 @@ void print_inspect_text(const InspectReport& report) {
   // checked when the header was read.
   const auto text = [](const std::string& s) { return s.empty() ? "?" : escape_for_terminal(s); };
   fmt::print("model         {}\n", escape_for_terminal(m.dir));
-  fmt::print("              {} ({}), torch_dtype {}\n", text(m.architecture), text(m.model_type),
+  fmt::print("              {} ({}), dtype {}\n", text(m.architecture), text(m.model_type),
              text(m.torch_dtype));
   fmt::print(
       "              hidden {}, intermediate {}, layers {}, heads {} (kv {}, head_dim {}), "

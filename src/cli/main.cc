@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   qlinear::add_detokenize_command(app, ctx);
   qlinear::add_chat_format_command(app, ctx);
   qlinear::add_bench_tokenizer_command(app, ctx);
+  qlinear::add_quantize_command(app, ctx);
 
   try {
     app.parse(argc, argv);

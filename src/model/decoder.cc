@@ -514,12 +514,14 @@ Status DeviceDecoder::load(DecoderWeights& weights, const Device& device,
 
 Status DeviceDecoder::run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out) {
   for (const ColumnPart& part : p.parts) {
+    if (options_.on_linear_input) options_.on_linear_input(part.linear.name(), x);
     QL_RETURN_IF_ERROR(part.linear.run(x, out.slice_cols(part.col, part.linear.N()), ctx_));
   }
   return Status::ok_status();
 }
 
 Status DeviceDecoder::run_row(const RowProjection& p, ConstMatrixView x, MatrixView out) {
+  if (options_.on_linear_input) options_.on_linear_input(p.linear->name(), x);
   return p.linear->run(x, out, ctx_);
 }
 

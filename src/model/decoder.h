@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "convert/canonical.h"
@@ -33,6 +34,9 @@ struct DecoderOptions {
   DType kv_dtype = DType::kF32;   // the KV cache (f32 or bf16)
   int threads = 0;                // CPU threads, 0: all cores
   bool progress = true;           // a loading bar on a terminal
+  // Called with each linear layer's input rows just before the layer runs (cpu, tp 1): how
+  // `qlinear quantize` collects calibration statistics. Unset: never called.
+  std::function<void(std::string_view layer, ConstMatrixView x)> on_linear_input;
 };
 
 // Where a decoder's weights come from: a checkpoint folder (checkpoint_weights.cc), or random

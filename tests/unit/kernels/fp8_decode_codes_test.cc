@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "convert/canonical.h"
-#include "core/dtype.h"
 #include "core/tensor.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kernel.h"
+#include "qlinear/dtype.h"
+#include "support/kernel_run.h"
 
 namespace qlinear {
 
@@ -56,30 +57,21 @@ LinearProblem problem_for() {
   return p;
 }
 
-Device this_cpu() {
-  Device d;
-  d.platform = Platform::kCpu;
-  d.cpu = detect_cpu_features();
-  d.cores = 2;
-  return d;
-}
-
 // y [M, 256] for one-hot activations, or an empty vector when the kernel cannot run here.
 std::vector<float> run_all_codes(const LinearKernel& kernel, int64_t M) {
-  const LinearProblem problem = problem_for();
-  const Device device = this_cpu();
+  LinearProblem problem = problem_for();
+  problem.out_dtype = DType::kF32;
+  const Device& device = test::cpu_context().device();
   if (!kernel.check(problem, device).ok()) return {};
-  auto prepared = kernel.prepare(all_codes_weights(), problem, device);
+  auto prepared = test::prepare_on_cpu(kernel, all_codes_weights(), problem);
   EXPECT_TRUE(prepared.ok()) << prepared.status().to_string();
   if (!prepared.ok()) return {};
-  Tensor x(DType::kF32, {M, kK});
+  Tensor x = test::host_tensor(DType::kF32, {M, kK});
   for (int64_t i = 0; i < M * kK; ++i) x.data_as<float>()[i] = i % kK == 0 ? 1.0f : 0.0f;
-  Tensor y(DType::kF32, {M, kCodes});
-  Stream stream;
-  stream.threads = 1;
-  const Status status = (*prepared)->run(x.view(), y.view(), stream);
-  EXPECT_TRUE(status.ok()) << status.to_string();
-  return std::vector<float>(y.data_as<float>(), y.data_as<float>() + M * kCodes);
+  Result<Tensor> y = test::run_on_cpu(**prepared, x, 1);
+  EXPECT_TRUE(y.ok()) << y.status().to_string();
+  if (!y.ok()) return {};
+  return test::as_floats(*y);
 }
 
 // decode(code) * 1 + 0 in float: what an exact decoder followed by one FMA gives (-0 becomes +0).

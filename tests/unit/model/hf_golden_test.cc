@@ -2,7 +2,8 @@
 // transformers' save_pretrained (tools/make_hf_fixtures.py, random weights, bf16), next to the
 // float64 logits transformers computes for a fixed prompt and its greedy continuation. qlinear's
 // logits (f32 activations) must match within 1e-3 relative Frobenius error on unquantized folders
-// (FP8 folders: within the W8A8 bound documented in docs/runner.md), and greedy ids must be equal.
+// (FP8 folders: within the W8A8 bound documented in docs/runner.md, 0.1), and greedy ids must be
+// equal.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -78,7 +79,7 @@ TEST_P(HfGolden, LogitsAndGreedyIdsMatchTransformers) {
   }
   const bool fp8 = dir.find("fp8") != std::string::npos;
   const double error = std::sqrt(diff / norm);
-  EXPECT_LE(error, fp8 ? 5e-2 : 1e-3) << dir << " on " << device_spec;
+  EXPECT_LE(error, fp8 ? 0.1 : 1e-3) << dir << " on " << device_spec;
   if (fp8) return;  // W8A8 activations: greedy ids may differ where logits are close
   GenerationOptions gen;
   gen.max_tokens = static_cast<int64_t>(greedy.size());

@@ -20,6 +20,12 @@ std::atomic<bool> g_armed{false};
 std::atomic<long> g_allocations{0};
 }  // namespace
 
+// These replacements pair malloc with free by design; GCC at -O1 inlines them into gtest and
+// reports a new/free mismatch it cannot see is ours on both sides.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(std::size_t size) {
   if (g_armed.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
@@ -30,6 +36,9 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace qlinear {
 namespace {
