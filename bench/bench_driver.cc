@@ -652,9 +652,11 @@ Result<std::vector<BenchRecord>> run_bench_cuda(
 Result<std::vector<BenchRecord>> run_bench(
     const BenchOptions& options, const std::function<void(const BenchRecord&)>& on_record) {
   QL_ASSIGN_OR_RETURN(const Device device, detect_device(options.device));
-  if (device.platform != Platform::kCpu && device.platform != Platform::kCuda) {
+  if (device.platform != Platform::kCpu && device.platform != Platform::kCuda &&
+      device.platform != Platform::kOpenCl) {
     return make_error(ErrorCode::kUnsupported,
-                      "--device {}: qlinear bench times CPU and CUDA kernels", options.device);
+                      "--device {}: qlinear bench times CPU, CUDA and OpenCL kernels",
+                      options.device);
   }
   const char* disabled = std::getenv("QLINEAR_DISABLED_KERNELS");
   QL_ASSIGN_OR_RETURN(const SelectionPolicy policy,
@@ -694,17 +696,23 @@ Result<std::vector<BenchRecord>> run_bench(
                       options.device);
 #endif
   }
+  // On an OpenCL device x, y and the workspace live in its memory and each timed call waits for
+  // the queue; the bandwidth yardstick and the OpenBLAS column are the host's, so they are left
+  // out there (0).
+  const bool on_host = device.platform == Platform::kCpu;
+  QL_ASSIGN_OR_RETURN(DeviceContext * context, device_context(device));
+  const Allocator& memory = context->allocator();
   const int64_t rotate_bytes = options.quick ? options.rotate_bytes / 2 : options.rotate_bytes;
   // Measured right before and right after each record's kernel timing: on a shared (virtual)
   // machine the bandwidth moves within seconds (20-55 GB/s here), and a ratio against a number
   // from another moment would move with it.
-  BandwidthProbe probe(threads, options.membw_bytes);
+  BandwidthProbe probe(std::max(threads, 1), on_host ? options.membw_bytes : int64_t{1} << 20);
   const int probe_passes = options.quick ? 2 : 3;
   Progress progress("bench", shapes.size() * schemes.size() * batches.size(), options.progress);
   std::vector<BenchRecord> records;
   for (const BenchShape& shape : shapes) {
     std::map<int64_t, BlasTiming> blas;
-    if (options.blas) {
+    if (options.blas && on_host) {
       QL_ASSIGN_OR_RETURN(blas, time_blas(shape, batches, threads, options.quick, rotate_bytes));
       // Let OpenBLAS's worker threads stop spinning before OpenMP takes the cores.
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -728,21 +736,28 @@ Result<std::vector<BenchRecord>> run_bench(
                             Linear::create_for_problem(weights, problem, device, policy, "bench"));
         prepared.push_back(std::move(linear));
       }
-      QL_ASSIGN_OR_RETURN(
-          Tensor workspace,
-          Tensor::allocate(DType::kU8,
-                           {static_cast<int64_t>(prepared.front().workspace_bytes(max_batch))}));
+      const auto workspace_bytes = static_cast<int64_t>(
+          std::max<std::size_t>(prepared.front().workspace_bytes(max_batch), 1));
+      QL_ASSIGN_OR_RETURN(Tensor workspace,
+                          Tensor::allocate(DType::kU8, {workspace_bytes}, memory));
       for (int64_t M : batches) {
-        QL_ASSIGN_OR_RETURN(const Tensor x, random_activations(problem.act_dtype, M, shape.K, 11));
-        QL_ASSIGN_OR_RETURN(Tensor y, Tensor::allocate(problem.out_dtype, {M, shape.N}));
+        QL_ASSIGN_OR_RETURN(const Tensor host_x,
+                            random_activations(problem.act_dtype, M, shape.K, 11));
+        QL_ASSIGN_OR_RETURN(Tensor x, Tensor::allocate(problem.act_dtype, host_x.shape(), memory));
+        QL_RETURN_IF_ERROR(context->upload(x.data(), 0, host_x.data(), host_x.nbytes()));
+        QL_ASSIGN_OR_RETURN(Tensor y, Tensor::allocate(problem.out_dtype, {M, shape.N}, memory));
         ExecContext ctx;
         ctx.threads = threads;
-        ctx.workspace = {workspace.data(), workspace.nbytes(), Location::host()};
-        auto call = [&](int64_t i) { return prepared[i].run(x.matrix(), y.matrix(), ctx); };
+        ctx.stream = context->default_stream();
+        ctx.workspace = {workspace.data(), workspace.nbytes(), memory.location()};
+        auto call = [&](int64_t i) -> Status {
+          QL_RETURN_IF_ERROR(prepared[i].run(x.matrix(), y.matrix(), ctx));
+          return on_host ? Status::ok_status() : context->synchronize(ctx.stream);
+        };
         const LinearBucket& bucket = prepared.front().bucket_for(M);
-        const double membw_before = probe.measure(probe_passes);
+        const double membw_before = on_host ? probe.measure(probe_passes) : 0.0;
         QL_ASSIGN_OR_RETURN(const Timing timing, time_calls(call, copies, options.quick));
-        const double membw_after = probe.measure(probe_passes);
+        const double membw_after = on_host ? probe.measure(probe_passes) : 0.0;
         BenchRecord r;
         r.scheme = scheme;
         r.label = shape.label;
@@ -761,7 +776,7 @@ Result<std::vector<BenchRecord>> run_bench(
         r.membw_before_gbps = membw_before;
         r.membw_after_gbps = membw_after;
         r.membw_gbps = 0.5 * (membw_before + membw_after);
-        r.ratio_membw = r.gbps / r.membw_gbps;
+        r.ratio_membw = r.membw_gbps > 0.0 ? r.gbps / r.membw_gbps : 0.0;
         if (const auto it = blas.find(M); it != blas.end()) {
           r.blas_median_s = it->second.median_s;
           r.ratio_blas = r.blas_median_s / r.median_s;

@@ -171,7 +171,8 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
     return make_error(ErrorCode::kInvalidArgument, "--prompt-len {} / --gen-len {}: must be >= 1",
                       options.prompt_len, options.gen_len);
   }
-  QL_ASSIGN_OR_RETURN(Device device, detect_device("cpu"));
+  QL_ASSIGN_OR_RETURN(Device device, detect_device(options.device));
+  const bool on_host = device.platform == Platform::kCpu;
   std::unique_ptr<DecoderWeights> weights;
   ModelBenchResult result;
   if (!options.model_dir.empty()) {
@@ -197,15 +198,16 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
   std::vector<int32_t> prompt(static_cast<std::size_t>(options.prompt_len));
   for (int32_t& t : prompt) t = token(rng);
   const int threads = dopts.threads > 0 ? dopts.threads : device.cores;
-  BandwidthProbe probe(threads, int64_t{256} << 20);
+  // The yardstick is the host's memory: meaningless for a GPU's, so left out (0) off the host.
+  BandwidthProbe probe(std::max(threads, 1), on_host ? int64_t{256} << 20 : int64_t{1} << 20);
   // One warm-up run (first touch of every prepared page, OpenMP teams), then the measured one.
   GenerationOptions gen;
   gen.max_tokens = 2;
   QL_RETURN_IF_ERROR(generate(*decoder, prompt, gen).status());
-  const double before = probe.measure(3);
+  const double before = on_host ? probe.measure(3) : 0.0;
   gen.max_tokens = options.gen_len;
   QL_ASSIGN_OR_RETURN(GenerationResult run, generate(*decoder, prompt, gen));
-  const double after = probe.measure(3);
+  const double after = on_host ? probe.measure(3) : 0.0;
   result.prefill_tokens_per_s = static_cast<double>(prompt.size()) / run.prefill_seconds;
   result.decode_tokens_per_s =
       run.decode_steps > 0 ? static_cast<double>(run.decode_steps) / run.decode_seconds : 0.0;
@@ -219,8 +221,10 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
       static_cast<uint64_t>(2.0 * static_cast<double>(c.layers) * mean_positions *
                             static_cast<double>(c.kv_size()) * static_cast<double>(kv_bytes));
   result.membw_gbps = 0.5 * (before + after);
-  result.ratio_membw = static_cast<double>(result.bytes_per_token) * result.decode_tokens_per_s /
-                       (result.membw_gbps * 1e9);
+  result.ratio_membw = result.membw_gbps > 0.0
+                           ? static_cast<double>(result.bytes_per_token) *
+                                 result.decode_tokens_per_s / (result.membw_gbps * 1e9)
+                           : 0.0;
   std::set<std::string> seen;
   for (const DecoderLayerKernels& k : decoder->kernels()) {
     const std::string kind = k.name.substr(k.name.rfind('.') + 1);

@@ -20,6 +20,7 @@ struct ModelBenchOptions {
   int64_t gen_len = 64;
   DecoderOptions decoder;
   uint64_t seed = 1;
+  std::string device = "cpu";  // cpu, opencl[:N], xpu (off the host: no bandwidth yardstick)
 };
 
 struct ModelBenchResult {

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs qlinear's build and test dependencies from Debian 12's package registry (clang,
 # libclang-rt-14-dev and libomp-dev build the libFuzzer targets of scripts/fuzz.sh).
-# Idempotent: skips apt entirely when every package is already installed.
+# Idempotent: skips apt entirely when every package is already installed. libclblast-dev builds
+# opencl.blas.clblast. No OpenCL runtime (ICD) is installed here: with PoCL the sanitizer build's
+# ctest would run the OpenCL tests, which was not tried under ASan (scripts/test_opencl.sh does
+# it without sanitizers; scripts/check_ocloc.sh installs Intel's ocloc; docs/opencl.md, "CI").
 set -euo pipefail
 
 packages=(
@@ -9,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libopenblas-pthread-dev libre2-dev
-  ocl-icd-opencl-dev opencl-headers
+  ocl-icd-opencl-dev opencl-headers libclblast-dev
   libpcre2-dev libutf8proc-dev
   clang libclang-rt-14-dev libomp-dev
 )

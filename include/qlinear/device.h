@@ -43,7 +43,9 @@ struct Device {
   bool is_gpu = false;              // opencl
   bool intel_gpu = false;           // opencl: the "xpu" platform
   bool fp16 = false;                // opencl cl_khr_fp16
-  std::vector<int> subgroup_sizes;  // opencl
+  std::vector<int> subgroup_sizes;  // opencl: sizes a kernel may require (none: no subgroups)
+  bool intel_subgroups = false;     // opencl cl_intel_subgroups (subgroup block reads)
+  bool intel_dpas = false;          // opencl cl_intel_subgroup_matrix_multiply_accumulate (XMX)
 
   // "cpu avx2 fma f16c avx512f avx512_vnni avx512_bf16 (2 cores)"
   std::string describe() const;
@@ -58,8 +60,10 @@ Location device_location(const Device& device);
 // error that says which and why.
 Result<Device> detect_device(std::string_view spec);
 
-// A simulated device: cpu:generic | cpu:avx2 | cpu:avx512 | cuda:smNN | opencl:intel-gpu |
-// opencl:pocl (and "xpu" for opencl:intel-gpu). Unknown targets list the accepted ones.
+// A simulated device: cpu:generic | cpu:avx2 | cpu:avx512 | cuda:smNN | opencl:intel-gpu (an
+// Xe-HPG GPU with XMX, Arc A770 class) | opencl:intel-xe-lp (an integrated Xe-LP GPU: subgroups,
+// no XMX) | opencl:pocl (no fp16, no subgroups), and "xpu" for opencl:intel-gpu. Unknown
+// targets list the accepted ones.
 Result<Device> simulate_target(std::string_view target);
 
 }  // namespace qlinear

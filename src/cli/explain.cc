@@ -256,13 +256,13 @@ void add_explain_command(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "explain", "Show the kernel each linear layer would run, the FP8 mode, and why not others");
   cmd->add_option("--model,-m", opts->model, "Checkpoint directory")->required();
-  CLI::Option* device =
-      cmd->add_option("--device", opts->device, "Device of this machine: cpu, cuda[:N], xpu")
-          ->capture_default_str();
+  CLI::Option* device = cmd->add_option("--device", opts->device,
+                                        "Device of this machine: cpu, cuda[:N], opencl[:N], xpu")
+                            ->capture_default_str();
   CLI::Option* target = cmd->add_option(
       "--target", opts->target,
       "Simulate a device: cpu:generic|cpu:avx2|cpu:avx512|cuda:smNN|opencl:intel-gpu|"
-      "opencl:pocl|xpu");
+      "opencl:intel-xe-lp|opencl:pocl|xpu");
   target->excludes(device);
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
       ->capture_default_str();

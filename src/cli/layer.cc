@@ -230,7 +230,8 @@ void add_layer_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--force-output", opts->force_output,
                 "Write through a symbolic link, or into a device or FIFO (e.g. /dev/null), "
                 "instead of refusing");
-  cmd->add_option("--device", opts->device, "Device of this machine: cpu, cuda[:N], xpu")
+  cmd->add_option("--device", opts->device,
+                  "Device of this machine: cpu, cuda[:N], opencl[:N], xpu")
       ->capture_default_str();
   cmd->add_option("--target", opts->target, "Refused: a simulated device cannot run anything");
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")

@@ -33,7 +33,7 @@ constexpr CudaPart kCudaParts[] = {
 
 constexpr const char* kAcceptedTargets =
     "cpu:generic, cpu:avx2, cpu:avx512, cuda:smNN (sm70, sm75, sm80, sm86, sm89, sm90, sm100, "
-    "sm120), opencl:intel-gpu, opencl:pocl, xpu";
+    "sm120), opencl:intel-gpu, opencl:intel-xe-lp, opencl:pocl, xpu";
 
 std::string cuda_parts_list() {
   std::string list;
@@ -62,7 +62,9 @@ Device simulated_cpu(std::string_view target) {
   return device;
 }
 
-Device simulated_intel_gpu(std::string_view target) {
+// An Intel GPU as its OpenCL runtime reports it: Xe-HPG (Arc A770 class, XMX) or, with
+// `xmx` false, an integrated Xe-LP (Tiger Lake class: subgroups and fp16, no DPAS).
+Device simulated_intel_gpu(std::string_view target, bool xmx) {
   Device device;
   device.platform = Platform::kOpenCl;
   device.name = fmt::format("simulated {}", target);
@@ -72,7 +74,9 @@ Device simulated_intel_gpu(std::string_view target) {
   device.intel_gpu = true;
   device.fp16 = true;
   device.subgroup_sizes = {8, 16, 32};
-  device.memory_bytes = 16 * kGiB;  // Arc A770 class
+  device.intel_subgroups = true;
+  device.intel_dpas = xmx;
+  device.memory_bytes = (xmx ? 16 : 8) * kGiB;
   return device;
 }
 
@@ -125,6 +129,8 @@ std::string Device::describe() const {
       if (fp16) text += " fp16";
       if (!subgroup_sizes.empty())
         text += fmt::format(" subgroups {}", fmt::join(subgroup_sizes, ","));
+      if (intel_subgroups) text += " block-reads";
+      if (intel_dpas) text += " dpas";
       if (memory_bytes > 0) text += fmt::format(" ({} GiB)", memory_bytes / kGiB);
       break;
     }
@@ -186,7 +192,8 @@ Result<Device> simulate_target(std::string_view target) {
                       "--target \"{}\": unknown CUDA compute capability; accepted: {}", target,
                       cuda_parts_list());
   }
-  if (target == "opencl:intel-gpu" || target == "xpu") return simulated_intel_gpu(target);
+  if (target == "opencl:intel-gpu" || target == "xpu") return simulated_intel_gpu(target, true);
+  if (target == "opencl:intel-xe-lp") return simulated_intel_gpu(target, false);
   if (target == "opencl:pocl") {
     Device device;
     device.platform = Platform::kOpenCl;

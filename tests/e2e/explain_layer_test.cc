@@ -21,6 +21,7 @@
 
 #include "e2e_util.h"
 #include "io/safetensors.h"
+#include "kernels/opencl/opencl_kernel.h"
 #include "qlinear/dtype.h"
 
 namespace qlinear {
@@ -280,6 +281,82 @@ TEST_P(ExplainLayer, ExplainJsonHasOneRowPerFusedLayer) {
     const nlohmann::json sm90 = explain_json(model.dir, {"--target", "cuda:sm90"});
     check_modes(sm90, model, "w8a8", /*bucket=*/-2);
     check_modes(sm90, model, "w8a16", /*bucket=*/0);
+  }
+}
+
+// The seed behaviours on simulated Intel GPUs: AWQ and AutoRound W4A16 (symmetric, and
+// channelwise W8) are converted to the canonical int form and get the Intel subgroup kernel
+// through the same selector as GPTQ; FP8 runs W8A16 on the subgroup kernel by default and W8A8
+// under --linear-backend native: on the DPAS kernel where the GPU has XMX (Xe-HPG), on the
+// portable kernel on an Xe-LP target; block FP8 weights never reach DPAS. PoCL (no subgroups, no
+// fp16) gets the portable kernels and lists every Intel kernel with a capability reason.
+struct IntelCase {
+  FixtureFormat format;
+  std::string target;
+  std::vector<std::string> flags;
+  std::string kernel;  // of every quantized layer
+};
+
+TEST(ExplainIntel, SeedFormatsSelectTheIntelKernels) {
+  const std::vector<IntelCase> cases = {
+      {FixtureFormat::kAwq, "xpu", {}, "opencl.int.subgroup.intel"},
+      {FixtureFormat::kAutoRoundGptq, "xpu", {}, "opencl.int.subgroup.intel"},
+      {FixtureFormat::kAutoRoundGptq, "xpu", {"--tp", "2"}, "opencl.int.subgroup.intel"},
+      {FixtureFormat::kAutoRoundAwq, "opencl:intel-xe-lp", {}, "opencl.int.subgroup.intel"},
+      {FixtureFormat::kCtW8A16AsymChannel, "xpu", {}, "opencl.int.subgroup.intel"},
+      {FixtureFormat::kGptqActOrder, "xpu", {}, "opencl.int.subgroup.intel"},
+      {FixtureFormat::kCtFp8, "xpu", {}, "opencl.fp8.w8a16.subgroup.intel"},
+      {FixtureFormat::kCtFp8, "xpu", {"--linear-backend", "native"}, "opencl.fp8.w8a8.dpas.intel"},
+      {FixtureFormat::kCtFp8Dynamic,
+       "opencl:intel-gpu",
+       {"--linear-backend", "native"},
+       "opencl.fp8.w8a8.dpas.intel"},
+      {FixtureFormat::kCtFp8,
+       "opencl:intel-xe-lp",
+       {"--linear-backend", "native"},
+       "opencl.fp8.w8a8.portable"},
+      {FixtureFormat::kFp8Block, "xpu", {}, "opencl.fp8.w8a16.subgroup.intel"},
+      {FixtureFormat::kFp8Block, "xpu", {"--linear-backend", "native"}, "opencl.fp8.w8a8.portable"},
+      {FixtureFormat::kAwq, "opencl:pocl", {}, "opencl.int.gemm.portable"},
+      {FixtureFormat::kCtFp8, "opencl:pocl", {}, "opencl.fp8.w8a16.portable"},
+  };
+  const std::set<std::string> intel = {
+      "opencl.int.subgroup.intel", "opencl.fp8.w8a16.subgroup.intel", "opencl.fp8.w8a8.dpas.intel"};
+  for (const IntelCase& c : cases) {
+    const FixtureModel model = make_fixture(c.format);
+    ASSERT_FALSE(model.dir.empty());
+    std::vector<std::string> flags = {"--target", c.target};
+    flags.insert(flags.end(), c.flags.begin(), c.flags.end());
+    const nlohmann::json report = explain_json(model.dir, flags);
+    SCOPED_TRACE(e2e::param_name(c.format) + " --target " + c.target + " " +
+                 (c.flags.empty() ? "" : c.flags.front() + " " + c.flags.back()));
+    int quantized = 0;
+    for (const e2e::FusedLayer& f : e2e::expected_fused_layers(model)) {
+      const FixtureLayer* first = model.find(f.shards.front());
+      ASSERT_NE(first, nullptr);
+      if (!first->spec.quantized) continue;
+      const nlohmann::json* row = find_row(report, f.name);
+      ASSERT_NE(row, nullptr) << f.name;
+      ++quantized;
+      for (const nlohmann::json& bucket : (*row)["buckets"]) {
+        EXPECT_EQ(bucket["kernel"], c.kernel) << f.name << ": " << row->dump();
+      }
+      if (c.target != "opencl:pocl") continue;
+      std::set<std::string> refused;  // the Intel kernels, each with a capability reason
+      for (const nlohmann::json& r : (*row)["rejected"]) {
+        const std::string reason = r["reason"];
+        if (intel.count(r["kernel"]) != 0 && reason.find("capability") != std::string::npos) {
+          refused.insert(r["kernel"]);
+        }
+      }
+      if (first->spec.fp8) {
+        EXPECT_EQ(refused.count("opencl.fp8.w8a16.subgroup.intel"), 1u) << row->dump();
+        EXPECT_EQ(refused.count("opencl.fp8.w8a8.dpas.intel"), 1u) << row->dump();
+      } else {
+        EXPECT_EQ(refused.count("opencl.int.subgroup.intel"), 1u) << row->dump();
+      }
+    }
+    EXPECT_GT(quantized, 0);
   }
 }
 
@@ -546,6 +623,9 @@ TEST_F(ExplainLayerErrors, DeviceNotCompiled) {
   const RunResult xpu = run_cli({"explain", "--model", model_->dir, "--device", "xpu"});
   if (xpu.err.find("not compiled") != std::string::npos) {
     expect_error(xpu, {"OpenCL", "not compiled", "--target xpu"});
+  } else if (xpu.exit_code != 0) {
+    // An OpenCL build without an Intel GPU (PoCL's CPU device, or no platform) still suggests it.
+    expect_error(xpu, {"--target xpu"});
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/tensor.h"
@@ -57,6 +58,44 @@ inline Result<Tensor> run_on_cpu(const PreparedLinear& prepared, const Tensor& x
   ctx.threads = threads;
   ctx.workspace = {workspace.data(), bytes, Location::host()};
   QL_RETURN_IF_ERROR(prepared.run(x.matrix(), y.matrix(), ctx));
+  return y;
+}
+
+// The context of a real device (cpu, opencl:i); nullptr (with the error in `why`) when the
+// device has none.
+inline DeviceContext* context_for(const Device& device, std::string* why = nullptr) {
+  Result<DeviceContext*> ctx = device_context(device);
+  if (!ctx.ok()) {
+    if (why != nullptr) *why = ctx.status().to_string();
+    return nullptr;
+  }
+  return *ctx;
+}
+
+// y = prepared(x) on the prepared layer's device: x uploaded, y allocated there and poisoned with
+// NaN (an unwritten element fails the comparison), a device workspace of exactly
+// workspace_bytes(M), the run, a wait on the queue, y downloaded. On the host this is run_on_cpu.
+inline Result<Tensor> run_on_device(const PreparedLinear& prepared, DeviceContext& device,
+                                    const Tensor& x) {
+  if (prepared.location().host_accessible()) return run_on_cpu(prepared, x);
+  const int64_t M = x.shape().empty() ? 0 : x.shape()[0];
+  const Allocator& memory = device.allocator();
+  QL_ASSIGN_OR_RETURN(Tensor dx, Tensor::allocate(x.dtype(), x.shape(), memory));
+  QL_RETURN_IF_ERROR(device.upload(dx.data(), 0, x.data(), x.nbytes()));
+  const DType out = prepared.problem().out_dtype;
+  QL_ASSIGN_OR_RETURN(Tensor dy, Tensor::allocate(out, {M, prepared.problem().N}, memory));
+  // fill() writes whole words: an odd number of 16-bit outputs leaves its last one unpoisoned.
+  QL_RETURN_IF_ERROR(device.fill(dy.data(), 0, 0x7FC07FC0u, dy.nbytes() / 4 * 4));
+  const std::size_t bytes = prepared.workspace_bytes(M);
+  QL_ASSIGN_OR_RETURN(Tensor workspace,
+                      Tensor::allocate(DType::kU8, {static_cast<int64_t>(bytes)}, memory));
+  ExecContext ctx;
+  ctx.stream = device.default_stream();
+  ctx.workspace = {workspace.data(), bytes, memory.location()};
+  QL_RETURN_IF_ERROR(prepared.run(dx.matrix(), dy.matrix(), ctx));
+  QL_RETURN_IF_ERROR(device.synchronize(ctx.stream));
+  QL_ASSIGN_OR_RETURN(Tensor y, Tensor::allocate(out, {M, prepared.problem().N}));
+  QL_RETURN_IF_ERROR(device.download(y.data(), dy.data(), 0, y.nbytes()));
   return y;
 }
 

@@ -8,9 +8,12 @@
 
 // One line per kernel: X(<id>) names `const LinearKernel& kernel_<id>()` of its kernel file.
 #define QLINEAR_OPENCL_KERNELS(X)    \
-  X(opencl_w4a16_subgroup_intel)     \
+  X(opencl_int_subgroup_intel)       \
+  X(opencl_int_gemm_portable)        \
   X(opencl_fp8_w8a16_subgroup_intel) \
   X(opencl_fp8_w8a8_dpas_intel)      \
+  X(opencl_fp8_w8a16_portable)       \
+  X(opencl_fp8_w8a8_portable)        \
   X(opencl_blas_clblast)
 
 namespace qlinear {

@@ -21,5 +21,9 @@ class OpenClKernel : public BackendKernel {
 
 // Shared by the Intel GPU kernels: an Intel GPU with fp16 and 16-wide subgroups.
 Verdict require_intel_gpu(const Device& device);
+// An Intel GPU with cl_intel_subgroups (block reads) and subgroups of `size` lanes.
+Verdict require_intel_subgroups(const Device& device, int size);
+// An Intel GPU with XMX: cl_intel_subgroup_matrix_multiply_accumulate, fp16, subgroups of 8.
+Verdict require_intel_dpas(const Device& device);
 
 }  // namespace qlinear

@@ -71,6 +71,35 @@ TEST(DeviceTest, UnbuiltBackendsAreErrorsThatSuggestSimulation) {
   EXPECT_FALSE(detect_device("cuda:x").ok());
 }
 
+// With the OpenCL backend: opencl:N past the last device names how many there are, and "xpu"
+// is the first Intel GPU or an error saying there is none (PoCL in CI is a CPU device).
+TEST(DeviceTest, OpenClDevicesAreFoundOrNamed) {
+  if (!opencl_backend_compiled()) GTEST_SKIP() << "built without QLINEAR_WITH_OPENCL";
+  auto first = detect_device("opencl");
+  if (!first.ok()) {
+    EXPECT_EQ(first.status().code(), ErrorCode::kUnsupported);
+    EXPECT_NE(first.status().message().find("OpenCL"), std::string::npos);
+    GTEST_SKIP() << "no OpenCL device: " << first.status().to_string();
+  }
+  EXPECT_EQ(first->platform, Platform::kOpenCl);
+  EXPECT_FALSE(first->simulated);
+  EXPECT_EQ(first->index, 0);
+  EXPECT_EQ(first->name.rfind("opencl:0 ", 0), 0u) << first->name;
+  auto past = detect_device("opencl:99");
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(past.status().message().find("\"opencl:99\""), std::string::npos);
+  EXPECT_NE(past.status().message().find("opencl:0.."), std::string::npos);
+  auto xpu = detect_device("xpu");
+  if (xpu.ok()) {
+    EXPECT_TRUE(xpu->intel_gpu && xpu->is_gpu);
+  } else {
+    EXPECT_EQ(xpu.status().code(), ErrorCode::kUnsupported);
+    EXPECT_NE(xpu.status().message().find("no Intel GPU"), std::string::npos);
+    EXPECT_NE(xpu.status().message().find(first->name), std::string::npos);
+  }
+}
+
 TEST(DeviceTest, SimulatedCpuTargets) {
   auto generic = simulate_target("cpu:generic");
   ASSERT_TRUE(generic.ok());
@@ -117,12 +146,19 @@ TEST(DeviceTest, SimulatedOpenClTargets) {
     EXPECT_EQ(device->vendor, "Intel");
     EXPECT_TRUE(device->is_gpu && device->intel_gpu && device->fp16);
     EXPECT_EQ(device->subgroup_sizes, (std::vector<int>{8, 16, 32}));
+    EXPECT_TRUE(device->intel_subgroups && device->intel_dpas) << target;
   }
+  // An integrated Xe-LP GPU: subgroups and block reads, no XMX (DPAS).
+  auto xe_lp = simulate_target("opencl:intel-xe-lp");
+  ASSERT_TRUE(xe_lp.ok());
+  EXPECT_TRUE(xe_lp->intel_gpu && xe_lp->fp16 && xe_lp->intel_subgroups);
+  EXPECT_FALSE(xe_lp->intel_dpas);
   auto pocl = simulate_target("opencl:pocl");
   ASSERT_TRUE(pocl.ok());
   EXPECT_EQ(pocl->platform, Platform::kOpenCl);
   EXPECT_FALSE(pocl->is_gpu || pocl->intel_gpu || pocl->fp16);
   EXPECT_TRUE(pocl->subgroup_sizes.empty());
+  EXPECT_FALSE(pocl->intel_subgroups || pocl->intel_dpas);
 }
 
 TEST(DeviceTest, UnknownTargetListsTheAcceptedOnes) {
@@ -130,7 +166,7 @@ TEST(DeviceTest, UnknownTargetListsTheAcceptedOnes) {
   ASSERT_FALSE(device.ok());
   EXPECT_EQ(device.status().code(), ErrorCode::kInvalidArgument);
   for (const char* accepted : {"cpu:generic", "cpu:avx2", "cpu:avx512", "cuda:smNN",
-                               "opencl:intel-gpu", "opencl:pocl", "xpu"}) {
+                               "opencl:intel-gpu", "opencl:intel-xe-lp", "opencl:pocl", "xpu"}) {
     EXPECT_NE(device.status().message().find(accepted), std::string::npos) << accepted;
   }
 }

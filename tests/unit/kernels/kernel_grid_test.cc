@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -277,6 +278,22 @@ const Device& cpu() {
   return device;
 }
 
+// The OpenCL device the OpenCL kernels run on, or the reason there is none.
+const Result<Device>& opencl_device() {
+  static const Result<Device> device = [] {
+    const char* spec = std::getenv("QLINEAR_GRID_OPENCL_DEVICE");
+    return detect_device(spec != nullptr && spec[0] != '\0' ? spec : "opencl");
+  }();
+  return device;
+}
+
+// Where a kernel's cases run: its platform's real device (CUDA kernels are checked against the
+// CPU and reject as wrong-platform; tests/device runs them).
+const Device& device_for(const LinearKernel& kernel) {
+  if (kernel.platform() == Platform::kOpenCl && opencl_device().ok()) return *opencl_device();
+  return cpu();
+}
+
 struct Grid {
   std::vector<WeightCase> weights = build_weight_cases();
   std::vector<RunCase> runs;
@@ -429,12 +446,19 @@ Grid& grid() {
   return g;
 }
 
-// Runs `kernel` on run r; nullopt (with a test failure) if it fails.
-std::optional<std::vector<float>> run_kernel(const LinearKernel& kernel, Grid& g, std::size_t r) {
+// Runs `kernel` on run r on `device`; nullopt (with a test failure) if it fails.
+std::optional<std::vector<float>> run_kernel(const LinearKernel& kernel, Grid& g, std::size_t r,
+                                             const Device& device) {
   const RunCase& run = g.runs[r];
   const Canonical& weights = g.weights[run.weight].weights;
   const LinearProblem problem = g.problem(run);
-  auto prepared = test::prepare_on_cpu(kernel, weights, problem);
+  std::string why;
+  DeviceContext* context = test::context_for(device, &why);
+  if (context == nullptr) {
+    ADD_FAILURE() << "no context for " << device.name << ": " << why;
+    return std::nullopt;
+  }
+  auto prepared = kernel.prepare(weights, problem, *context);
   if (!prepared.ok()) {
     ADD_FAILURE() << kernel.name()
                   << " accepted but failed to prepare: " << prepared.status().to_string()
@@ -442,7 +466,7 @@ std::optional<std::vector<float>> run_kernel(const LinearKernel& kernel, Grid& g
     return std::nullopt;
   }
   // The output starts as NaN (run_on_cpu): an unwritten element fails the comparison.
-  Result<Tensor> y = test::run_on_cpu(**prepared, g.input(r));
+  Result<Tensor> y = test::run_on_device(**prepared, *context, g.input(r));
   if (!y.ok()) {
     ADD_FAILURE() << kernel.name() << " failed to run: " << y.status().to_string()
                   << "\n  reproducer: " << problem.to_string();
@@ -457,7 +481,7 @@ const std::vector<float>* reference_output(Grid& g, std::size_t r) {
     const LinearProblem problem = g.problem(g.runs[r]);
     for (const LinearKernel* kernel : reference_kernels()) {
       if (!kernel->check(problem, cpu()).ok()) continue;
-      g.reference[r] = run_kernel(*kernel, g, r);
+      g.reference[r] = run_kernel(*kernel, g, r, cpu());
       break;
     }
     if (!g.reference[r]) {
@@ -495,6 +519,11 @@ TEST_P(KernelGrid, MatchesReference) {
   ASSERT_TRUE(detect_device("cpu").ok()) << detect_device("cpu").status().to_string();
   const LinearKernel* kernel = find_kernel(GetParam());
   ASSERT_NE(kernel, nullptr) << GetParam();
+  if (kernel->platform() == Platform::kOpenCl && !opencl_device().ok()) {
+    GTEST_SKIP() << "no OpenCL device to run " << kernel->name()
+                 << " on: " << opencl_device().status().to_string();
+  }
+  const Device& device = device_for(*kernel);
   const bool is_reference = kernel->family() == Family::kReference;
   Grid& g = grid();
   std::map<std::string, int> rejected;         // reason code -> count
@@ -504,14 +533,14 @@ TEST_P(KernelGrid, MatchesReference) {
     const RunCase& run = g.runs[r];
     SCOPED_TRACE(fmt::format("{} on {}", kernel->name(), run.label));
     const LinearProblem problem = g.problem(run);
-    const Verdict verdict = kernel->check(problem, cpu());
+    const Verdict verdict = kernel->check(problem, device);
     if (!verdict.ok()) {
       const std::string code(reason_code(verdict.reason));
       if (rejected[code]++ == 0) example[code] = fmt::format("{}: {}", run.label, verdict.detail);
       continue;
     }
     ++accepted;
-    const std::optional<std::vector<float>> y = run_kernel(*kernel, g, r);
+    const std::optional<std::vector<float>> y = run_kernel(*kernel, g, r, device);
     if (!y) continue;
     const std::vector<float>* expected =
         is_reference ? &g.oracle_output(r) : reference_output(g, r);
@@ -522,18 +551,19 @@ TEST_P(KernelGrid, MatchesReference) {
         << "relative Frobenius error vs " << (is_reference ? "the test oracle" : "the reference")
         << "; reproducer: " << problem.to_string();
   }
-  // A CPU kernel this machine can run that accepts nothing means the grid lacks its scheme or its
-  // check() is wrong; kernels of other platforms, or needing ISA this CPU lacks, run elsewhere.
+  // A kernel this machine can run that accepts nothing means the grid lacks its scheme or its
+  // check() is wrong; kernels of other platforms, needing ISA this CPU lacks or device features
+  // this OpenCL device lacks (the Intel GPU variants on PoCL), run elsewhere.
   const bool runs_elsewhere = std::any_of(rejected.begin(), rejected.end(), [](const auto& entry) {
     return entry.first == "wrong-platform" || entry.first == "missing-isa" ||
-           entry.first == "not-compiled";
+           entry.first == "not-compiled" || entry.first == "capability";
   });
   if (accepted == 0 && !runs_elsewhere) {
     ADD_FAILURE() << kernel->name() << " accepts none of the " << g.runs.size()
                   << " grid cases (add its scheme to the grid)";
   }
-  std::cout << fmt::format("[ grid     ] {}: {} of {} cases accepted", kernel->name(), accepted,
-                           g.runs.size())
+  std::cout << fmt::format("[ grid     ] {} on {}: {} of {} cases accepted", kernel->name(),
+                           device.name, accepted, g.runs.size())
             << "\n";
   for (const auto& [code, count] : rejected) {
     std::cout << fmt::format("[ grid     ]   rejected {} x {} (e.g. {})", count, code,

@@ -196,11 +196,12 @@ double relative_error(const std::vector<float>& got, const Matrix& want) {
 }
 
 std::vector<float> decoder_logits(const std::string& dir, const std::vector<int32_t>& tokens,
-                                  DecoderOptions options) {
+                                  DecoderOptions options, const std::string& device_spec = "cpu") {
   options.progress = false;
-  Result<Device> cpu = detect_device("cpu");
-  EXPECT_TRUE(cpu.ok());
-  auto decoder = Decoder::load(dir, *cpu, options);
+  Result<Device> device = detect_device(device_spec);
+  EXPECT_TRUE(device.ok()) << device.status().to_string();
+  if (!device.ok()) return {};
+  auto decoder = Decoder::load(dir, *device, options);
   EXPECT_TRUE(decoder.ok()) << decoder.status().to_string();
   if (!decoder.ok()) return {};
   const int64_t vocab = (*decoder)->config().vocab;
@@ -273,6 +274,48 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, EveryFormat,
                                            FixtureFormat::kCtFp8Block, FixtureFormat::kFp8Static,
                                            FixtureFormat::kFp8Block, FixtureFormat::kUnquantized,
                                            FixtureFormat::kSharded),
+                         [](const ::testing::TestParamInfo<FixtureFormat>& param) {
+                           return std::string(fixture_format_name(param.param));
+                         });
+
+// The same decoder on this machine's first OpenCL device (PoCL in CI; skipped without one):
+// every format against the double-precision forward, with the FP8 mode of the OpenCL platform
+// (W8A16 unless a backend is forced: the checkpoint's activation scheme is not applied, so the
+// reference runs W8A16 too), and the AutoRound / AWQ seed formats under --tp 2 equal tp 1 there.
+class EveryFormatOnOpenCl : public ::testing::TestWithParam<FixtureFormat> {};
+
+TEST_P(EveryFormatOnOpenCl, LogitsMatchTheDoublePrecisionForward) {
+  Result<Device> device = detect_device("opencl");
+  if (!device.ok()) GTEST_SKIP() << "no OpenCL device: " << device.status().to_string();
+  const FixtureFormat format = GetParam();
+  const std::string dir = dir_for("opencl_" + std::string(fixture_format_name(format)));
+  const Reference ref = load_reference(format, dir);
+  DecoderOptions options;
+  options.ctx = 64;
+  options.max_rows = 16;
+  const std::vector<float> got = decoder_logits(dir, kTokens, options, "opencl");
+  ASSERT_EQ(got.size(), kTokens.size() * 256);
+  const Matrix want = reference_logits(ref, kTokens, /*w8a8=*/false);
+  EXPECT_LE(relative_error(got, want), 2e-4) << fixture_format_name(format);
+  if (format == FixtureFormat::kAutoRoundGptq || format == FixtureFormat::kAutoRoundAwq ||
+      format == FixtureFormat::kAwq || format == FixtureFormat::kCtW8A16AsymChannel) {
+    options.tp = 2;
+    const std::vector<float> split = decoder_logits(dir, kTokens, options, "opencl");
+    ASSERT_EQ(split.size(), got.size());
+    EXPECT_LE(relative_error(split, Matrix(got.begin(), got.end())), 1e-5)
+        << fixture_format_name(format) << " tp=2";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, EveryFormatOnOpenCl,
+                         ::testing::Values(FixtureFormat::kAwq, FixtureFormat::kGptqV1Sym4,
+                                           FixtureFormat::kGptqAsym4, FixtureFormat::kGptqActOrder,
+                                           FixtureFormat::kGptq8Bit, FixtureFormat::kGptq2Bit,
+                                           FixtureFormat::kAutoRoundGptq,
+                                           FixtureFormat::kAutoRoundAwq, FixtureFormat::kCtW4A16,
+                                           FixtureFormat::kCtW8A16AsymChannel,
+                                           FixtureFormat::kCtFp8, FixtureFormat::kCtFp8Block,
+                                           FixtureFormat::kFp8Block, FixtureFormat::kUnquantized),
                          [](const ::testing::TestParamInfo<FixtureFormat>& param) {
                            return std::string(fixture_format_name(param.param));
                          });

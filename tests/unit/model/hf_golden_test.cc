@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "io/safetensors.h"
@@ -33,10 +34,13 @@ std::vector<std::string> golden_folders() {
   return dirs;
 }
 
-class HfGolden : public ::testing::TestWithParam<std::string> {};
+// (folder, device): every folder on the CPU and on this machine's first OpenCL device (PoCL in
+// CI; skipped where there is none).
+using GoldenCase = std::tuple<std::string, std::string>;
+class HfGolden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(HfGolden, LogitsAndGreedyIdsMatchTransformers) {
-  const std::string dir = GetParam();
+  const auto& [dir, device_spec] = GetParam();
   std::ifstream in(dir + "/golden.json");
   const nlohmann::json golden = nlohmann::json::parse(in);
   const std::vector<int32_t> prompt = golden["prompt_ids"].get<std::vector<int32_t>>();
@@ -48,13 +52,16 @@ TEST_P(HfGolden, LogitsAndGreedyIdsMatchTransformers) {
   ASSERT_EQ(info->dtype, DType::kF64);
   const auto* want = reinterpret_cast<const double*>((*file)->data(*info).data());
 
-  Result<Device> cpu = detect_device("cpu");
-  ASSERT_TRUE(cpu.ok());
+  Result<Device> device = detect_device(device_spec);
+  if (!device.ok() && device_spec != "cpu") {
+    GTEST_SKIP() << "no " << device_spec << " device: " << device.status().to_string();
+  }
+  ASSERT_TRUE(device.ok()) << device.status().to_string();
   DecoderOptions options;
   options.ctx = 64;
   options.max_rows = 32;
   options.progress = false;
-  auto decoder = Decoder::load(dir, *cpu, options);
+  auto decoder = Decoder::load(dir, *device, options);
   ASSERT_TRUE(decoder.ok()) << decoder.status().to_string();
   const int64_t vocab = (*decoder)->config().vocab;
   ASSERT_EQ(info->shape, (Shape{static_cast<int64_t>(prompt.size()), vocab}));
@@ -72,18 +79,23 @@ TEST_P(HfGolden, LogitsAndGreedyIdsMatchTransformers) {
   }
   const bool fp8 = dir.find("fp8") != std::string::npos;
   const double error = std::sqrt(diff / norm);
-  EXPECT_LE(error, fp8 ? 0.1 : 1e-3) << dir;
+  EXPECT_LE(error, fp8 ? 0.1 : 1e-3) << dir << " on " << device_spec;
   if (fp8) return;  // W8A8 activations: greedy ids may differ where logits are close
   GenerationOptions gen;
   gen.max_tokens = static_cast<int64_t>(greedy.size());
   auto result = generate(**decoder, prompt, gen);
   ASSERT_TRUE(result.ok()) << result.status().to_string();
-  EXPECT_EQ(result->output_ids, greedy) << dir;
+  EXPECT_EQ(result->output_ids, greedy) << dir << " on " << device_spec;
 }
 
-INSTANTIATE_TEST_SUITE_P(Folders, HfGolden, ::testing::ValuesIn(golden_folders()),
-                         [](const ::testing::TestParamInfo<std::string>& param) {
-                           std::string name = fs::path(param.param).filename().string();
+INSTANTIATE_TEST_SUITE_P(Folders, HfGolden,
+                         ::testing::Combine(::testing::ValuesIn(golden_folders()),
+                                            ::testing::Values(std::string("cpu"),
+                                                              std::string("opencl"))),
+                         [](const ::testing::TestParamInfo<GoldenCase>& param) {
+                           std::string name =
+                               fs::path(std::get<0>(param.param)).filename().string() + "_" +
+                               std::get<1>(param.param);
                            for (char& c : name) {
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            }
