@@ -15,20 +15,19 @@ namespace {
 
 struct BenchModelCliOptions {
   bench::ModelBenchOptions bench;
-  std::string backend = "auto";
-  std::string kernel;
-  std::string dtype = "bf16";
-  std::string kv_dtype = "bf16";
-  std::string device = "cpu";
+  // bf16 activations and KV cache by default: what a user runs for speed.
+  DecoderFlags decoder = [] {
+    DecoderFlags flags;
+    flags.dtype = "bf16";
+    flags.kv_dtype = "bf16";
+    return flags;
+  }();
   bool json = false;
 };
 
 Status run_bench_model(BenchModelCliOptions& opts) {
-  opts.bench.device = opts.device;
-  QL_ASSIGN_OR_RETURN(opts.bench.decoder.policy,
-                      policy_from_flags(opts.backend, opts.kernel, false));
-  opts.bench.decoder.act_dtype = opts.dtype == "f32" ? DType::kF32 : DType::kBF16;
-  opts.bench.decoder.kv_dtype = opts.kv_dtype == "f32" ? DType::kF32 : DType::kBF16;
+  opts.bench.device = opts.decoder.device;
+  QL_ASSIGN_OR_RETURN(opts.bench.decoder, decoder_options_from_flags(opts.decoder));
   opts.bench.decoder.progress = !opts.json;
   QL_ASSIGN_OR_RETURN(bench::ModelBenchResult r, bench::run_model_bench(opts.bench));
   if (opts.json) {
@@ -47,7 +46,7 @@ Status run_bench_model(BenchModelCliOptions& opts) {
   } else {
     fmt::print("  {:.1f} MB read per decoded token, {:.1f} GB/s (no bandwidth yardstick on {})\n",
                r.bytes_per_token / 1e6, r.bytes_per_token * r.decode_tokens_per_s / 1e9,
-               opts.device);
+               opts.decoder.device);
   }
   for (const std::string& k : r.kernels) fmt::print("  {}\n", k);
   return Status::ok_status();
@@ -72,20 +71,9 @@ void add_bench_model_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--gen-len", opts->bench.gen_len, "Tokens decoded")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
       ->capture_default_str();
-  cmd->add_option("--threads", opts->bench.decoder.threads, "CPU threads (0: all cores)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_option("--tp", opts->bench.decoder.tp, "Tensor-parallel ranks, emulated")
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--dtype", opts->dtype, "Activations of the linear layers: bf16 or f32")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      ->capture_default_str();
-  cmd->add_option("--kv-dtype", opts->kv_dtype, "KV cache: bf16 or f32")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      ->capture_default_str();
-  cmd->add_option("--device", opts->device, "cpu, opencl[:N] or xpu")->capture_default_str();
-  cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
-      ->capture_default_str();
-  cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");
+  DecoderFlagSet flag_set;
+  flag_set.quantization = false;  // synthetic weights, or a folder as it is
+  add_decoder_flags(cmd, &opts->decoder, flag_set);
   cmd->add_option("--seed", opts->bench.seed, "Seed of the synthetic weights and prompt");
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &ctx] { run_command(ctx, [&] { return run_bench_model(*opts); }); });

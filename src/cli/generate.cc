@@ -34,14 +34,7 @@ struct GenerateCliOptions {
   double repetition_penalty = -1.0;
   uint64_t seed = 0;
   int64_t ctx = 4096;
-  int threads = 0;
-  std::string device = "cpu";
-  std::string backend = "auto";
-  std::string kernel;
-  std::string quantization;
-  int tp = 1;
-  std::string dtype = "f32";
-  std::string kv_dtype = "f32";
+  DecoderFlags decoder;
   std::string logits_out;
   std::vector<std::string> stop;
   bool json = false;
@@ -67,10 +60,6 @@ Result<std::vector<int32_t>> parse_ids(const std::string& text) {
   return ids;
 }
 
-DType dtype_of(const std::string& name) {
-  return name == "bf16" ? DType::kBF16 : name == "f16" ? DType::kF16 : DType::kF32;
-}
-
 Status run_generate(const GenerateCliOptions& opts) {
   const int modes = static_cast<int>(!opts.prompt.empty()) +
                     static_cast<int>(!opts.prompt_ids.empty()) + static_cast<int>(opts.chat);
@@ -78,15 +67,9 @@ Status run_generate(const GenerateCliOptions& opts) {
     return make_error(ErrorCode::kInvalidArgument,
                       "give exactly one of --prompt TEXT, --prompt-ids 1,2,3 or --chat");
   }
-  QL_ASSIGN_OR_RETURN(Device device, device_from_flags(opts.device, ""));
-  DecoderOptions dopts;
-  QL_ASSIGN_OR_RETURN(dopts.policy, policy_from_flags(opts.backend, opts.kernel, false));
-  dopts.quantization = opts.quantization;
-  dopts.tp = opts.tp;
+  QL_ASSIGN_OR_RETURN(Device device, device_from_flags(opts.decoder.device, ""));
+  QL_ASSIGN_OR_RETURN(DecoderOptions dopts, decoder_options_from_flags(opts.decoder));
   dopts.ctx = opts.ctx;
-  dopts.threads = opts.threads;
-  dopts.act_dtype = dtype_of(opts.dtype);
-  dopts.kv_dtype = dtype_of(opts.kv_dtype);
   dopts.progress = !opts.json;
 
   // The prompt as ids: given, or through the folder's tokenizer (and chat template).
@@ -232,26 +215,7 @@ void add_generate_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--ctx", opts->ctx, "Context length (KV cache positions)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 22))
       ->capture_default_str();
-  cmd->add_option("--threads", opts->threads, "CPU threads (0: all cores)")
-      ->check(CLI::Range(0, 4096))
-      ->capture_default_str();
-  cmd->add_option("--device", opts->device, "cpu, opencl[:N] or xpu (a cuda decoder comes later)")
-      ->capture_default_str();
-  cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
-      ->capture_default_str();
-  cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");
-  cmd->add_option("--quantization", opts->quantization,
-                  "Quantize an unquantized checkpoint online (fp8)")
-      ->check(CLI::IsMember({"fp8"}));
-  cmd->add_option("--tp", opts->tp, "Tensor-parallel ranks, emulated in this process")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  cmd->add_option("--dtype", opts->dtype, "Activations the linear layers read: f32 or bf16")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      ->capture_default_str();
-  cmd->add_option("--kv-dtype", opts->kv_dtype, "KV cache: f32 or bf16")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      ->capture_default_str();
+  add_decoder_flags(cmd, &opts->decoder);
   cmd->add_option("--logits-out", opts->logits_out,
                   "Write f32 \"logits\" [positions, vocab] of every processed position here");
   cmd->add_flag("--json", opts->json, "Print one JSON object instead of streaming text");

@@ -33,4 +33,42 @@ void add_int8_activations_flag(CLI::App* cmd, bool* value) {
                 "less accurate. Off by default");
 }
 
+void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set) {
+  cmd->add_option("--threads", flags->threads, "CPU threads (0: all cores)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  cmd->add_option("--device", flags->device, "cpu, opencl[:N] or xpu (a cuda decoder comes later)")
+      ->capture_default_str();
+  cmd->add_option("--linear-backend", flags->backend, "auto, native, blas or reference")
+      ->capture_default_str();
+  cmd->add_option("--kernel", flags->kernel, "Only this kernel may run");
+  if (set.quantization) {
+    cmd->add_option("--quantization", flags->quantization,
+                    "Quantize an unquantized checkpoint online (fp8)")
+        ->check(CLI::IsMember({"fp8"}));
+  }
+  cmd->add_option("--tp", flags->tp, "Tensor-parallel ranks, emulated in this process")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--dtype", flags->dtype, "Activations the linear layers read: f32 or bf16")
+      ->check(CLI::IsMember({"f32", "bf16"}))
+      ->capture_default_str();
+  if (set.kv_dtype) {
+    cmd->add_option("--kv-dtype", flags->kv_dtype, "KV cache: f32 or bf16")
+        ->check(CLI::IsMember({"f32", "bf16"}))
+        ->capture_default_str();
+  }
+}
+
+Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags) {
+  DecoderOptions options;
+  QL_ASSIGN_OR_RETURN(options.policy, policy_from_flags(flags.backend, flags.kernel, false));
+  options.quantization = flags.quantization;
+  options.tp = flags.tp;
+  options.threads = flags.threads;
+  options.act_dtype = flags.dtype == "bf16" ? DType::kBF16 : DType::kF32;
+  options.kv_dtype = flags.kv_dtype == "bf16" ? DType::kBF16 : DType::kF32;
+  return options;
+}
+
 }  // namespace qlinear

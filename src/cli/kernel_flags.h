@@ -1,6 +1,6 @@
 // The kernel-selection flags `explain`, `layer` and `bench` share: --device / --target into a
 // Device, and --linear-backend / --kernel / --int8-activations / QLINEAR_DISABLED_KERNELS into a
-// SelectionPolicy.
+// SelectionPolicy; and the decoder flags of `generate`, `perplexity` and `bench-model`.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,6 +8,7 @@
 
 #include "core/status.h"
 #include "kernels/select.h"
+#include "model/decoder.h"
 #include "qlinear/device.h"
 
 namespace qlinear {
@@ -22,5 +23,30 @@ Result<SelectionPolicy> policy_from_flags(const std::string& backend, const std:
 
 // --int8-activations, with the same help text on every command that has it.
 void add_int8_activations_flag(CLI::App* cmd, bool* value);
+
+// The flags of every command that runs a decoder, with one spelling, range and help text.
+// Defaults are per command (the caller sets them before add_decoder_flags).
+struct DecoderFlags {
+  std::string device = "cpu";
+  std::string backend = "auto";
+  std::string kernel;
+  std::string quantization;  // "" or "fp8"
+  int threads = 0;
+  int tp = 1;
+  std::string dtype = "f32";     // activations the linear layers read
+  std::string kv_dtype = "f32";  // the KV cache
+};
+
+// Which of the optional decoder flags a command offers.
+struct DecoderFlagSet {
+  bool quantization = true;  // --quantization fp8
+  bool kv_dtype = true;      // --kv-dtype
+};
+
+void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set = {});
+
+// The DecoderOptions the flags ask for (policy from --linear-backend / --kernel and
+// QLINEAR_DISABLED_KERNELS); progress is the command's to set.
+Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags);
 
 }  // namespace qlinear

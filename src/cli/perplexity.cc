@@ -25,24 +25,13 @@ struct PerplexityCliOptions {
   int64_t ctx = 1024;
   int64_t stride = 0;
   int64_t max_tokens = 0;
-  int threads = 0;
-  std::string device = "cpu";
-  std::string backend = "auto";
-  std::string kernel;
-  std::string quantization;
-  int tp = 1;
-  std::string dtype = "f32";
+  DecoderFlags decoder;
   bool json = false;
 };
 
 Status run_perplexity(const PerplexityCliOptions& opts) {
-  const int64_t stride = opts.stride > 0 ? opts.stride : std::max<int64_t>(1, opts.ctx / 2);
-  if (stride > opts.ctx) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "--stride {} is larger than --ctx {} (tokens between windows would never be "
-                      "scored)",
-                      stride, opts.ctx);
-  }
+  // The window rules before the (slow) load.
+  QL_ASSIGN_OR_RETURN(const int64_t stride, perplexity_stride(opts.ctx, opts.stride));
   QL_ASSIGN_OR_RETURN(const std::string content,
                       io_internal::read_text_file(opts.text, kMaxTextInputBytes));
   QL_ASSIGN_OR_RETURN(std::unique_ptr<PromptText> text, PromptText::open(opts.model));
@@ -51,14 +40,9 @@ Status run_perplexity(const PerplexityCliOptions& opts) {
     ids.resize(static_cast<std::size_t>(opts.max_tokens));
   }
 
-  QL_ASSIGN_OR_RETURN(Device device, device_from_flags(opts.device, ""));
-  DecoderOptions dopts;
-  QL_ASSIGN_OR_RETURN(dopts.policy, policy_from_flags(opts.backend, opts.kernel, false));
-  dopts.quantization = opts.quantization;
-  dopts.tp = opts.tp;
+  QL_ASSIGN_OR_RETURN(Device device, device_from_flags(opts.decoder.device, ""));
+  QL_ASSIGN_OR_RETURN(DecoderOptions dopts, decoder_options_from_flags(opts.decoder));
   dopts.ctx = opts.ctx;
-  dopts.threads = opts.threads;
-  dopts.act_dtype = opts.dtype == "bf16" ? DType::kBF16 : DType::kF32;
   dopts.progress = !opts.json;
   QL_ASSIGN_OR_RETURN(std::unique_ptr<Decoder> decoder, Decoder::load(opts.model, device, dopts));
 
@@ -114,22 +98,7 @@ void add_perplexity_command(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--max-tokens", opts->max_tokens, "Score only the text's first N tokens")
       ->check(CLI::Range(int64_t{2}, int64_t{1} << 40));
-  cmd->add_option("--threads", opts->threads, "CPU threads (0: all cores)")
-      ->check(CLI::Range(0, 4096))
-      ->capture_default_str();
-  cmd->add_option("--device", opts->device, "cpu")->capture_default_str();
-  cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
-      ->capture_default_str();
-  cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");
-  cmd->add_option("--quantization", opts->quantization,
-                  "Quantize an unquantized checkpoint online (fp8)")
-      ->check(CLI::IsMember({"fp8"}));
-  cmd->add_option("--tp", opts->tp, "Tensor-parallel ranks, emulated in this process")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  cmd->add_option("--dtype", opts->dtype, "Activations the linear layers read: f32 or bf16")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      ->capture_default_str();
+  add_decoder_flags(cmd, &opts->decoder);
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &ctx] { run_command(ctx, [&] { return run_perplexity(*opts); }); });
 }

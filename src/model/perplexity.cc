@@ -19,26 +19,31 @@ double negative_log_likelihood(const float* row, int64_t vocab, int32_t target) 
 
 }  // namespace
 
-Result<PerplexityResult> perplexity(Decoder& decoder, std::span<const int32_t> ids,
-                                    const PerplexityOptions& options,
-                                    const std::function<void(int64_t, int64_t)>& on_window) {
-  const int64_t vocab = decoder.config().vocab;
-  const int64_t ctx = options.ctx > 0 ? options.ctx : decoder.context();
-  const int64_t stride = options.stride > 0 ? options.stride : std::max<int64_t>(1, ctx / 2);
+Result<int64_t> perplexity_stride(int64_t ctx, int64_t stride_option) {
   if (ctx < 2) {
     return make_error(ErrorCode::kInvalidArgument, "--ctx {}: a window needs at least 2 tokens",
                       ctx);
   }
-  if (ctx > decoder.context()) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "--ctx {} is larger than the decoder's KV cache ({} positions)", ctx,
-                      decoder.context());
-  }
+  const int64_t stride = stride_option > 0 ? stride_option : std::max<int64_t>(1, ctx / 2);
   if (stride > ctx) {
     return make_error(ErrorCode::kInvalidArgument,
                       "--stride {} is larger than --ctx {} (tokens between windows would never "
                       "be scored)",
                       stride, ctx);
+  }
+  return stride;
+}
+
+Result<PerplexityResult> perplexity(Decoder& decoder, std::span<const int32_t> ids,
+                                    const PerplexityOptions& options,
+                                    const std::function<void(int64_t, int64_t)>& on_window) {
+  const int64_t vocab = decoder.config().vocab;
+  const int64_t ctx = options.ctx > 0 ? options.ctx : decoder.context();
+  QL_ASSIGN_OR_RETURN(const int64_t stride, perplexity_stride(ctx, options.stride));
+  if (ctx > decoder.context()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--ctx {} is larger than the decoder's KV cache ({} positions)", ctx,
+                      decoder.context());
   }
   const auto n = static_cast<int64_t>(ids.size());
   if (n < 2) {

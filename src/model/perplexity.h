@@ -30,6 +30,10 @@ struct PerplexityResult {
 };
 
 // `on_window(done, total)` after each window (progress); may be empty.
+// The window rules perplexity() applies, for callers that check before loading a model: ctx >= 2,
+// 1 <= stride <= ctx (stride 0: ctx / 2). Returns the stride to use.
+Result<int64_t> perplexity_stride(int64_t ctx, int64_t stride);
+
 Result<PerplexityResult> perplexity(Decoder& decoder, std::span<const int32_t> ids,
                                     const PerplexityOptions& options,
                                     const std::function<void(int64_t, int64_t)>& on_window = {});
