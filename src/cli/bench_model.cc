@@ -82,7 +82,8 @@ void add_bench_model_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--kv-dtype", opts->kv_dtype, "KV cache: bf16 or f32")
       ->check(CLI::IsMember({"f32", "bf16"}))
       ->capture_default_str();
-  cmd->add_option("--device", opts->device, "cpu, opencl[:N] or xpu")->capture_default_str();
+  cmd->add_option("--device", opts->device, "cpu, cuda[:N], opencl[:N] or xpu")
+      ->capture_default_str();
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
       ->capture_default_str();
   cmd->add_option("--kernel", opts->kernel, "Only this kernel may run");

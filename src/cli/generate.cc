@@ -235,7 +235,7 @@ void add_generate_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--threads", opts->threads, "CPU threads (0: all cores)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
-  cmd->add_option("--device", opts->device, "cpu, opencl[:N] or xpu (a cuda decoder comes later)")
+  cmd->add_option("--device", opts->device, "cpu, cuda[:N], opencl[:N] or xpu")
       ->capture_default_str();
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")
       ->capture_default_str();
