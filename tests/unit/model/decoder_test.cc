@@ -325,10 +325,10 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, EveryFormatOnOpenCl,
 // against the CPU decoder and the double-precision forward. The CUDA FP8 mode should run W8A8
 // checkpoints W8A16 up to 16 rows (docs/cuda.md), which is every forward here, so those formats
 // are held to the W8A16 reference (or to W8A8's bound, should the mode table say W8A8); the
-// weight-only ones must also be the CPU decoder's logits to f32 rounding, with an f32 and a bf16
-// KV cache, and near them with bf16 activations (the GPU's native kernels: bf16 rounding of the
-// activations, f32 sums in another order). Decode one token at a time equals the chunked
-// prefill, and the AutoRound / AWQ seed formats under --tp 2 equal tp 1.
+// weight-only ones must also be near the CPU decoder's logits with an f32 and a bf16 KV cache,
+// and with bf16 activations (the GPU's native kernels: bf16 rounding of the activations, f32 sums
+// in another order). Decode one token at a time equals the chunked prefill, and the AutoRound /
+// AWQ seed formats under --tp 2 equal tp 1.
 class EveryFormatOnCuda : public ::testing::TestWithParam<FixtureFormat> {};
 
 TEST_P(EveryFormatOnCuda, LogitsMatchTheCpuDecoderAndTheDoublePrecisionForward) {
@@ -359,8 +359,16 @@ TEST_P(EveryFormatOnCuda, LogitsMatchTheCpuDecoderAndTheDoublePrecisionForward) 
       const std::vector<float> gpu =
           kv == DType::kF32 ? got : decoder_logits(dir, kTokens, o, "cuda");
       ASSERT_EQ(cpu.size(), gpu.size());
-      EXPECT_LE(relative_error(gpu, Matrix(cpu.begin(), cpu.end())), 1e-4)
+      // f32 KV: each decoder is within 2e-4 of the double forward, so within 4e-4 of the other
+      // (H200, 2026-12-01: at most 1.2e-4, ct_w8a16_asym_channel). bf16 KV: rounding keys and
+      // values to bf16 is discontinuous, so the f32-level difference of the two decoders' k and v
+      // flips the odd element by a whole bf16 step (2^-8) - the W8A8 effect of EveryFormat at a
+      // finer step (H200: 1.2e-4 to 3.5e-4 over the weight-only formats; 1e-3 leaves room).
+      const double error = relative_error(gpu, Matrix(cpu.begin(), cpu.end()));
+      EXPECT_LE(error, kv == DType::kF32 ? 4e-4 : 1e-3)
           << name << " against the CPU decoder, kv " << dtype_name(kv);
+      std::cout << "[ cuda     ] " << name << " kv " << dtype_name(kv) << ": " << error
+                << " relative to the CPU decoder's\n";
     }
     DecoderOptions bf16 = options;
     bf16.act_dtype = DType::kBF16;
@@ -369,6 +377,7 @@ TEST_P(EveryFormatOnCuda, LogitsMatchTheCpuDecoderAndTheDoublePrecisionForward) 
     const std::vector<float> gpu = decoder_logits(dir, kTokens, bf16, "cuda");
     ASSERT_EQ(cpu.size(), gpu.size());
     const double error = relative_error(gpu, Matrix(cpu.begin(), cpu.end()));
+    // H200, 2026-12-01: 1.1e-3 to 3.9e-3.
     EXPECT_LE(error, 2e-2) << name << " bf16 activations against the CPU decoder";
     std::cout << "[ cuda     ] " << name << " bf16 activations: " << error
               << " relative to the CPU decoder's\n";
