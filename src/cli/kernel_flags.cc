@@ -37,7 +37,7 @@ void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set) {
   cmd->add_option("--threads", flags->threads, "CPU threads (0: all cores)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
-  cmd->add_option("--device", flags->device, "cpu, opencl[:N] or xpu (a cuda decoder comes later)")
+  cmd->add_option("--device", flags->device, "cpu, cuda[:N], opencl[:N] or xpu")
       ->capture_default_str();
   cmd->add_option("--linear-backend", flags->backend, "auto, native, blas or reference")
       ->capture_default_str();

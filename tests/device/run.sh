@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# The one device call of the CUDA backend (issue 12): environment check, the registry-wide CUDA
-# kernel grid on the GPU, compute-sanitizer memcheck on a reduced grid, PyTorch's peers and
-# `qlinear bench --device cuda` in the same call, and the report's plots. Logs go under $OUT.
+# The one device call of the CUDA backend (issue 12) and of the runner on the GPU (issue 14):
+# environment check, the registry-wide CUDA kernel grid on the GPU, the runner's GPU tests and
+# runs, compute-sanitizer memcheck on a reduced grid, PyTorch's peers and `qlinear bench --device
+# cuda` in the same call, and the report's plots. Logs go under $OUT.
 #
-#   STAGES=env,grid,peers,bench,sanitizer,report TOTAL_S=560 bash tests/device/run.sh
+#   STAGES=env,grid,runner,peers,bench,sanitizer,report TOTAL_S=560 bash tests/device/run.sh
 #
-# Binaries: $QL_BIN (default ./bin next to this script) holding qlinear and cuda_device_tests, as
-# tests/device/stage.sh copies them from this machine's build; with QL_BUILD=1 the script builds
-# the cuda preset (plus tests) itself first, on a machine that has the project's dependencies.
-# Each stage has its own time limit, so one that hangs leaves the others their time.
+# Binaries: $QL_BIN (default ./bin next to this script) holding qlinear, cuda_device_tests and
+# model_tests, as tests/device/stage.sh copies them from this machine's build; with QL_BUILD=1 the
+# script builds the cuda preset (plus tests) itself first, on a machine that has the project's
+# dependencies. The runner stage reads the committed data (tests/data/hf, models/default) from
+# $QL_ROOT, default the working directory (the repository root the device tool runs in). Each
+# stage has its own time limit, so one that hangs leaves the others their time.
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-$HERE/out}"
@@ -16,7 +19,8 @@ mkdir -p "$OUT/logs"
 # tests/device/stage.sh ships bin/ and lib/ as one archive.
 [[ -f "$HERE/payload.tar.xz" && ! -d "$HERE/bin" ]] && tar xJf "$HERE/payload.tar.xz" -C "$HERE"
 LOGS="$OUT/logs"
-STAGES="${STAGES:-env,grid,peers,bench,sanitizer,report}"
+STAGES="${STAGES:-env,grid,runner,peers,bench,sanitizer,report}"
+QL_ROOT="${QL_ROOT:-$PWD}"
 QL_BIN="${QL_BIN:-$HERE/bin}"
 SHAPES="${SHAPES:-8192x57344,4096x28672,14336x4096,4096x4096}"
 BATCH="${BATCH:-1,16,64,256,1024,4096}"
@@ -50,6 +54,7 @@ if [[ "${QL_BUILD:-0}" == 1 ]]; then
 fi
 QL="$QL_BIN/qlinear"
 TESTS="$QL_BIN/cuda_device_tests"
+MODEL_TESTS="$QL_BIN/model_tests"
 
 if has env; then
   stamp env
@@ -71,6 +76,56 @@ if has grid; then
   timeout "$(lim "${GRID_S:-200}")" "$TESTS" --gtest_color=no --gtest_filter='Registry/*' 2>&1 |
     tee "$LOGS/grid.log" |
     grep -E "cuda grid|FAILED|Failure|error:|Which is|PASSED|tests ran" | head -150
+fi
+
+if has runner; then
+  # The decoder on the GPU: its operations against the CPU ops, the Hugging Face goldens and every
+  # fixture format through the CUDA decoder, greedy text of the default model on cuda against the
+  # CPU and transformers' ids, then bench-model on synthetic Llama shapes (RUNNER_BENCH: ';'
+  # separated `--synthetic M --format F` runs).
+  stamp runner
+  export QLINEAR_SOURCE_DIR="$QL_ROOT"
+  timeout "$(lim 60)" "$MODEL_TESTS" --gtest_color=no --gtest_filter='CudaOpsTest.*' 2>&1 |
+    tee "$LOGS/runner_ops.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|error|Which is|cuda [^o]" | head -40
+  timeout "$(lim 90)" "$MODEL_TESTS" --gtest_color=no --gtest_filter='Folders/HfGolden.*cuda*' 2>&1 |
+    tee "$LOGS/runner_golden.log" | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) |Failure|Expected|Which is|error" | head -40
+  PROMPT="And God said unto Moses,"
+  for dev in cpu cuda; do
+    timeout "$(lim 60)" "$QL" generate --model "$QL_ROOT/models/default" --prompt "$PROMPT" \
+      --max-tokens 48 --temperature 0 --device "$dev" --json >"$LOGS/generate_$dev.json" \
+      2>"$LOGS/generate_$dev.err"
+    echo "generate --device $dev: exit $?"; tail -3 "$LOGS/generate_$dev.err"
+  done
+  python3 - "$LOGS" "$QL_ROOT/models/default/golden.json" <<'PY' 2>&1 | tee "$LOGS/generate_compare.log"
+import json, sys
+logs, golden = sys.argv[1], json.load(open(sys.argv[2]))
+runs = {}
+for dev in ("cpu", "cuda"):
+    try:
+        runs[dev] = json.loads(open(f"{logs}/generate_{dev}.json").read().strip().splitlines()[-1])
+    except Exception as e:  # noqa: BLE001
+        print(f"{dev}: no result ({e})")
+for dev, r in runs.items():
+    print(f"{dev}: ids equal to transformers' greedy ids: {r['output_ids'] == golden['greedy_ids']}; "
+          f"prefill {r['prefill_tokens_per_s']:.1f} tok/s, decode {r['decode_tokens_per_s']:.1f} tok/s")
+if len(runs) == 2:
+    print("cuda text == cpu text:", runs["cuda"]["text"] == runs["cpu"]["text"],
+          "; == transformers' greedy text:", runs["cuda"]["text"] == golden["greedy_text"])
+    print("cuda text:", repr(runs["cuda"]["text"]))
+PY
+  IFS=';' read -r -a RB <<<"${RUNNER_BENCH:---synthetic llama3.2-1b --format w4a16g128;--synthetic llama3.2-1b --format bf16}"
+  : >"$OUT/bench_model.jsonl"
+  for run in "${RB[@]}"; do
+    stamp "bench-model $run"
+    # shellcheck disable=SC2086
+    timeout "$(lim "${RUNNER_BENCH_S:-90}")" "$QL" bench-model --device cuda $run --prompt-len 128 \
+      --gen-len "${RUNNER_GEN:-128}" --json 2>>"$LOGS/bench_model.err" | tee -a "$OUT/bench_model.jsonl"
+    echo "exit ${PIPESTATUS[0]}"
+  done
+  tail -3 "$LOGS/bench_model.err"
+  timeout "$(lim "${RUNNER_FIXTURES_S:-120}")" "$MODEL_TESTS" --gtest_color=no \
+    --gtest_filter='Fixtures/EveryFormatOnCuda.*' 2>&1 | tee "$LOGS/runner_fixtures.log" |
+    grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) |Failure|Expected|Which is|error|\[ cuda" | head -80
 fi
 
 if has peers; then

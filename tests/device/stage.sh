@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Copies what tests/device/run.sh needs on the device machine into DEST (default: the lead's
-# checkout's .carry/cuda, which the device tool sends when `carry` names it): the CLI and the
-# device test binary of BUILD (default build-cuda-tests), the shared libraries they link that a
-# CUDA image may lack, run.sh, gpu_peers.py and the report script.
+# checkout's .carry/cuda, which the device tool sends when `carry` names it): the CLI, the device
+# test binary and model_tests (the runner's GPU tests) of BUILD (default build-cuda-tests), the
+# shared libraries they link that a CUDA image may lack, run.sh, gpu_peers.py and the report
+# script.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${BUILD:-$ROOT/build-cuda-tests}"
@@ -11,10 +12,12 @@ rm -rf "$DEST"
 mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/tools"
 cp "$BUILD/qlinear" "$DEST/bin/"
 cp "$BUILD/tests/device/cuda_device_tests" "$DEST/bin/"
-strip "$DEST/bin/qlinear" "$DEST/bin/cuda_device_tests"
+# The runner's GPU tests (cuda ops, goldens, fixture formats) live in model_tests.
+cp "$BUILD/tests/unit/model/model_tests" "$DEST/bin/"
+strip "$DEST/bin/qlinear" "$DEST/bin/cuda_device_tests" "$DEST/bin/model_tests"
 # Libraries outside the base system and CUDA (those the device image has: libc, libstdc++,
 # libgomp, libcuda, libcublasLt).
-for lib in $(ldd "$DEST/bin/qlinear" "$DEST/bin/cuda_device_tests" | awk '/=> \//{print $3}' | sort -u); do
+for lib in $(ldd "$DEST/bin/qlinear" "$DEST/bin/cuda_device_tests" "$DEST/bin/model_tests" | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libstdc++*|libgcc_s*|libgomp*|libcuda.so*|libcublas*|libdl.so*|libpthread*|librt.so*|ld-linux*) ;;
     *) cp -L "$lib" "$DEST/lib/" ;;

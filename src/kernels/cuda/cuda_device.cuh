@@ -28,6 +28,45 @@ __device__ __forceinline__ void store_element(void* p, int64_t i, float v, int c
   }
 }
 
+// Bit for bit core/dtype.cc, NaN payloads included: the decoder's operations are compared
+// element by element with the CPU ops, and a NaN (an out-of-range index, a poisoned buffer) must
+// travel through a conversion as the host converters carry it. The hardware conversions differ
+// only there (they return one canonical NaN), so the kernels above keep using them.
+__device__ __forceinline__ float load_exact(const void* p, int64_t i, int code) {
+  if (code == cuda_launch::kF32) return static_cast<const float*>(p)[i];
+  const uint32_t bits = static_cast<const uint16_t*>(p)[i];
+  if (code == cuda_launch::kBF16) return __uint_as_float(bits << 16);
+  const uint32_t sign = (bits & 0x8000u) << 16;
+  const uint32_t exp = (bits >> 10) & 0x1Fu;
+  const uint32_t man = bits & 0x3FFu;
+  if (exp == 0x1F) return __uint_as_float(sign | 0x7F800000u | (man << 13));  // inf, NaN
+  if (exp == 0) {  // zero or subnormal: man * 2^-24, exact in f32
+    const float magnitude = static_cast<float>(man) * 0x1p-24f;
+    return sign != 0 ? -magnitude : magnitude;
+  }
+  return __uint_as_float(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+__device__ __forceinline__ void store_exact(void* p, int64_t i, float v, int code) {
+  if (code == cuda_launch::kF32) {
+    static_cast<float*>(p)[i] = v;
+    return;
+  }
+  const uint32_t bits = __float_as_uint(v);
+  uint16_t out;
+  if (code == cuda_launch::kBF16) {
+    // Ties to even by integer rounding; a NaN keeps its sign and high payload, made quiet.
+    out = isnan(v) ? static_cast<uint16_t>((bits >> 16) | 0x0040u)
+                   : static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+  } else {
+    // __float2half_rn rounds to nearest even and overflows to infinity as dtype.cc does; a NaN
+    // becomes dtype.cc's canonical one with the sign kept.
+    out = isnan(v) ? static_cast<uint16_t>(((bits >> 16) & 0x8000u) | 0x7E00u)
+                   : __half_as_ushort(__float2half_rn(v));
+  }
+  static_cast<uint16_t*>(p)[i] = out;
+}
+
 inline unsigned grid_for(int64_t total, int64_t cap = 65536) {
   const int64_t blocks = (total + 255) / 256;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks < cap ? blocks : cap));

@@ -102,4 +102,66 @@ cudaError_t fp8_quantize(const void* x, int64_t ldx, int code, int64_t M, int64_
                          float static_scale, int64_t group_k, bool group_major, bool replicate,
                          uint8_t* codes, float* scales, float* scratch, cudaStream_t stream);
 
+// --- decoder_ops.cu, decoder_rms_norm.cu, decoder_attention.cu: the decoder's operations ---
+// (model/ops.h, for kernels/cuda/ops/cuda_ops.cc.) Matrices are (pointer to element (0, 0),
+// leading dimension in elements, dtype code); activations f32 unless a code says otherwise.
+// Index arrays (token ids, positions) are i32 device memory that the host cannot check without a
+// wait: an out-of-range value writes NaN rows (embed, attention) or nothing (rope, store_kv)
+// instead of reading or writing out of bounds. Conversions are load_exact / store_exact.
+
+struct DecoderMatrix {
+  void* data = nullptr;
+  int64_t ld = 0;
+  int code = kF32;
+};
+
+// out[t, :] = table[ids[t], :] (f32 / bf16 / f16 rows) as f32, for T rows of H columns.
+cudaError_t decoder_embed(DecoderMatrix table, int64_t vocab, const int32_t* ids, int64_t T,
+                          int64_t H, DecoderMatrix out, cudaStream_t stream);
+// out = x * rsqrt(mean(x^2) + eps) * weight per row of `cols` (f32 x and weight; out f32 / bf16 /
+// f16). With a delta (not null data): x += delta first, written back (add_rms_norm). The sum of
+// squares is taken in f64 as the CPU ops take it.
+cudaError_t decoder_rms_norm(DecoderMatrix x, DecoderMatrix delta, const float* weight, float eps,
+                             DecoderMatrix out, int64_t rows, int64_t cols, cudaStream_t stream);
+// In place per head of head_dim columns (f32 x): RMSNorm with weight [head_dim].
+cudaError_t decoder_head_rms_norm(DecoderMatrix x, int64_t rows, int64_t heads, int64_t head_dim,
+                                  const float* weight, float eps, cudaStream_t stream);
+// In place (f32 x): pairs (i, i + head_dim / 2) of every head rotated by cos / sin rows
+// positions[t] of the [table_positions, head_dim / 2] f32 tables.
+cudaError_t decoder_rope(DecoderMatrix x, int64_t rows, int64_t heads, int64_t head_dim,
+                         const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
+                         int64_t table_positions, cudaStream_t stream);
+// Rows t of k and v [T, width] into rows positions[t] (< capacity) of the caches k_cache and
+// v_cache, converted to their dtypes.
+cudaError_t decoder_store_kv(DecoderMatrix k, DecoderMatrix v, const int32_t* positions, int64_t T,
+                             int64_t width, DecoderMatrix k_cache, DecoderMatrix v_cache,
+                             int64_t capacity, cudaStream_t stream);
+
+struct DecoderAttention {
+  DecoderMatrix q;  // f32 [rows, heads * head_dim]
+  const int32_t* positions = nullptr;
+  DecoderMatrix k;  // the layer's key rows [capacity, kv_heads * head_dim]
+  DecoderMatrix v;
+  int64_t capacity = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;  // at most kDecoderMaxHeadDim
+  int window = 0;    // > 0: the last `window` positions only
+  DecoderMatrix out;
+  int64_t rows = 0;
+};
+inline constexpr int kDecoderMaxHeadDim = 512;
+// Causal grouped-query attention of every (row, query head) over the cache, online softmax in
+// f32.
+cudaError_t decoder_attention(const DecoderAttention& a, cudaStream_t stream);
+// out = silu(gate) * up (f32 gate and up; out f32 / bf16 / f16).
+cudaError_t decoder_silu_mul(DecoderMatrix gate, DecoderMatrix up, DecoderMatrix out, int64_t rows,
+                             int64_t cols, cudaStream_t stream);
+// dst (f32) += src (f32 / bf16 / f16).
+cudaError_t decoder_add(DecoderMatrix dst, DecoderMatrix src, int64_t rows, int64_t cols,
+                        cudaStream_t stream);
+// dst = src, converted.
+cudaError_t decoder_copy(DecoderMatrix src, DecoderMatrix dst, int64_t rows, int64_t cols,
+                         cudaStream_t stream);
+
 }  // namespace qlinear::cuda_launch

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -23,9 +24,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The source tree: QLINEAR_SOURCE_DIR in the environment (a binary staged to another machine,
+// tests/device/), else the one this binary was built from.
+fs::path source_dir() {
+  const char* env = std::getenv("QLINEAR_SOURCE_DIR");
+  return env != nullptr && *env != '\0' ? fs::path(env) : fs::path(QLINEAR_SOURCE_DIR);
+}
+
 std::vector<std::string> golden_folders() {
   std::vector<std::string> dirs;
-  const fs::path root = fs::path(QLINEAR_SOURCE_DIR) / "tests" / "data" / "hf";
+  const fs::path root = source_dir() / "tests" / "data" / "hf";
   if (!fs::exists(root)) return dirs;
   for (const auto& entry : fs::directory_iterator(root)) {
     if (fs::exists(entry.path() / "golden.json")) dirs.push_back(entry.path().string());
@@ -34,8 +42,8 @@ std::vector<std::string> golden_folders() {
   return dirs;
 }
 
-// (folder, device): every folder on the CPU and on this machine's first OpenCL device (PoCL in
-// CI; skipped where there is none).
+// (folder, device): every folder on the CPU, on this machine's first CUDA GPU and on its first
+// OpenCL device (PoCL in CI; each GPU case skipped where there is none).
 using GoldenCase = std::tuple<std::string, std::string>;
 class HfGolden : public ::testing::TestWithParam<GoldenCase> {};
 
@@ -91,6 +99,7 @@ TEST_P(HfGolden, LogitsAndGreedyIdsMatchTransformers) {
 INSTANTIATE_TEST_SUITE_P(Folders, HfGolden,
                          ::testing::Combine(::testing::ValuesIn(golden_folders()),
                                             ::testing::Values(std::string("cpu"),
+                                                              std::string("cuda"),
                                                               std::string("opencl"))),
                          [](const ::testing::TestParamInfo<GoldenCase>& param) {
                            std::string name =

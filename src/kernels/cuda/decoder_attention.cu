@@ -1,0 +1,167 @@
+// Causal grouped-query attention for the decoder (model/ops.h) over the KV cache: one block per
+// (query head, row), prefill and decode alike (decode is one row).
+//
+// Eight warps split the keys of a row's range [first, position] (the sliding window, if any,
+// sets first): each warp takes runs of kKeys consecutive keys, its lanes holding head_dim / 32
+// dimensions of q, of the accumulator and of each key row (lane-contiguous, so a key row is
+// coalesced loads), a dot product being one butterfly reduction. A warp scores its kKeys keys
+// before its running max moves (the CPU ops do the same with blocks of 32), then the warps' (max,
+// sum, accumulator) are merged through shared memory. Everything is f32 as in the CPU ops, which
+// it matches to ~1e-6 (summation order).
+//
+// Not yet: a split over the KV length for long contexts (a decode row is heads blocks, too few
+// to fill the GPU past a few thousand positions), one block per KV head serving its whole query
+// group, tensor cores for prefill.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/cuda/cuda_device.cuh"
+#include "kernels/cuda/launch.h"
+
+namespace qlinear::cuda_launch {
+namespace {
+
+using cuda_device::load_exact;
+using cuda_device::store_exact;
+
+constexpr int kWarps = 8;
+constexpr int kKeys = 4;  // keys a warp scores before it rescales
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+  return v;  // the butterfly leaves every lane the same sum
+}
+
+__device__ __forceinline__ const void* element_row(const DecoderMatrix& m, int64_t row,
+                                                   int64_t col) {
+  const int64_t bytes = m.code == kF32 ? 4 : 2;
+  return static_cast<const char*>(m.data) + (row * m.ld + col) * bytes;
+}
+
+// kPerLane: dimensions per lane, head_dim <= 32 * kPerLane.
+template <int kPerLane>
+__global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention a) {
+  __shared__ float warp_max[kWarps];
+  __shared__ float warp_sum_of[kWarps];
+  __shared__ float warp_acc[kWarps][kDecoderMaxHeadDim];
+  const int h = static_cast<int>(blockIdx.x);
+  const int64_t t = blockIdx.y;
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int d = a.head_dim;
+  const int kvh = h / (a.heads / a.kv_heads);
+  const int last = a.positions[t];
+  const int64_t o_bytes = a.out.code == kF32 ? 4 : 2;
+  void* out =
+      static_cast<char*>(a.out.data) + (t * a.out.ld + static_cast<int64_t>(h) * d) * o_bytes;
+  if (last < 0 || last >= a.capacity) {
+    for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
+      store_exact(out, i, NAN, a.out.code);
+    }
+    return;
+  }
+  const int first = a.window > 0 ? max(0, last - a.window + 1) : 0;
+  const float* qrow =
+      static_cast<const float*>(a.q.data) + t * a.q.ld + static_cast<int64_t>(h) * d;
+  float q[kPerLane];
+  float acc[kPerLane];
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int i = lane + 32 * k;
+    q[k] = i < d ? qrow[i] : 0.0f;
+    acc[k] = 0.0f;
+  }
+  const float scale = 1.0f / sqrtf(static_cast<float>(d));
+  float running_max = -INFINITY;
+  float running_sum = 0.0f;
+  for (int j0 = first + warp * kKeys; j0 <= last; j0 += kWarps * kKeys) {
+    float score[kKeys];
+    float block_max = running_max;
+#pragma unroll
+    for (int b = 0; b < kKeys; ++b) {
+      const int j = j0 + b;
+      score[b] = -INFINITY;
+      if (j > last) continue;  // the same for the whole warp
+      const void* key = element_row(a.k, j, static_cast<int64_t>(kvh) * d);
+      float dot = 0.0f;
+#pragma unroll
+      for (int k = 0; k < kPerLane; ++k) {
+        const int i = lane + 32 * k;
+        if (i < d) dot = fmaf(q[k], load_exact(key, i, a.k.code), dot);
+      }
+      score[b] = warp_sum(dot) * scale;
+      block_max = fmaxf(block_max, score[b]);
+    }
+    const float correction = expf(running_max - block_max);
+    running_sum *= correction;
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) acc[k] *= correction;
+    running_max = block_max;
+#pragma unroll
+    for (int b = 0; b < kKeys; ++b) {
+      const int j = j0 + b;
+      if (j > last) continue;
+      const float p = expf(score[b] - running_max);
+      running_sum += p;
+      const void* value = element_row(a.v, j, static_cast<int64_t>(kvh) * d);
+#pragma unroll
+      for (int k = 0; k < kPerLane; ++k) {
+        const int i = lane + 32 * k;
+        if (i < d) acc[k] = fmaf(p, load_exact(value, i, a.v.code), acc[k]);
+      }
+    }
+  }
+  // Merge the warps: a warp that saw no key has max -inf and weighs 0.
+  if (lane == 0) {
+    warp_max[warp] = running_max;
+    warp_sum_of[warp] = running_sum;
+  }
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int i = lane + 32 * k;
+    if (i < d) warp_acc[warp][i] = acc[k];
+  }
+  __syncthreads();
+  float m = -INFINITY;
+  for (int w = 0; w < kWarps; ++w) m = fmaxf(m, warp_max[w]);
+  float total = 0.0f;
+  float weight[kWarps];
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) {
+    weight[w] = warp_max[w] == -INFINITY ? 0.0f : expf(warp_max[w] - m);
+    total += warp_sum_of[w] * weight[w];
+  }
+  const float inv = 1.0f / total;
+  for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) sum += warp_acc[w][i] * weight[w];
+    store_exact(out, i, sum * inv, a.out.code);
+  }
+}
+
+template <int kPerLane>
+cudaError_t launch(const DecoderAttention& a, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(a.heads), static_cast<unsigned>(a.rows));
+  attention_kernel<kPerLane><<<grid, kWarps * 32, 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t decoder_attention(const DecoderAttention& a, cudaStream_t stream) {
+  if (a.rows == 0 || a.heads == 0) return cudaSuccess;
+  if (a.head_dim <= 0 || a.head_dim > kDecoderMaxHeadDim || a.kv_heads <= 0 ||
+      a.heads % a.kv_heads != 0 || a.rows > 65535) {
+    return cudaErrorInvalidValue;  // cuda_ops.cc checks these first, with messages
+  }
+  if (a.head_dim <= 32) return launch<1>(a, stream);
+  if (a.head_dim <= 64) return launch<2>(a, stream);
+  if (a.head_dim <= 128) return launch<4>(a, stream);
+  if (a.head_dim <= 256) return launch<8>(a, stream);
+  return launch<16>(a, stream);
+}
+
+}  // namespace qlinear::cuda_launch

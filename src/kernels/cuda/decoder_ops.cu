@@ -1,0 +1,162 @@
+// The decoder's elementwise operations (model/ops.h) on CUDA memory: embedding rows, RoPE, the KV
+// cache store, SiLU·mul, add and copy. They are grouped in one file, against the
+// one-kernel-per-file rule, because each is a few lines of the same grid-stride loop over (row,
+// column) with no tiling or shared memory of its own; the norms and attention, which have both,
+// have their own files.
+//
+// Arithmetic is the CPU ops' (cpu_ops.cc) operation for operation, with the _rn intrinsics where a
+// product meets a sum so that nvcc cannot contract them into an FMA the host code does not do
+// (the host build has no FMA): RoPE, add and copy are then bit for bit the CPU's; SiLU differs only
+// by expf's last bit.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/cuda/cuda_device.cuh"
+#include "kernels/cuda/launch.h"
+
+namespace qlinear::cuda_launch {
+namespace {
+
+using cuda_device::load_exact;
+using cuda_device::store_exact;
+
+#define QL_GRID_STRIDE(i, total)                                                             \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (total); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ void* at(DecoderMatrix m, int64_t row) {
+  const int64_t bytes = m.code == kF32 ? 4 : 2;
+  return static_cast<char*>(m.data) + row * m.ld * bytes;
+}
+
+__global__ void embed_kernel(DecoderMatrix table, int64_t vocab, const int32_t* ids, int64_t T,
+                             int64_t H, DecoderMatrix out) {
+  QL_GRID_STRIDE(e, T * H) {
+    const int64_t t = e / H;
+    const int64_t i = e - t * H;
+    const int32_t id = ids[t];
+    const float value = id < 0 || id >= vocab ? NAN : load_exact(at(table, id), i, table.code);
+    static_cast<float*>(at(out, t))[i] = value;
+  }
+}
+
+__global__ void rope_kernel(DecoderMatrix x, int64_t rows, int64_t heads, int64_t half,
+                            const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
+                            int64_t table_positions) {
+  QL_GRID_STRIDE(e, rows * heads * half) {
+    const int64_t i = e % half;
+    const int64_t h = (e / half) % heads;
+    const int64_t t = e / (half * heads);
+    const int32_t p = positions[t];
+    if (p < 0 || p >= table_positions) continue;
+    const float c = static_cast<const float*>(at(cos, p))[i];
+    const float s = static_cast<const float*>(at(sin, p))[i];
+    float* v = static_cast<float*>(at(x, t)) + h * 2 * half;
+    const float a = v[i];
+    const float b = v[i + half];
+    v[i] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+    v[i + half] = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, s));
+  }
+}
+
+// Keys and values in one launch: elements [0, T * width) are k's, the next T * width v's.
+__global__ void store_kv_kernel(DecoderMatrix k, DecoderMatrix v, const int32_t* positions,
+                                int64_t T, int64_t width, DecoderMatrix k_cache,
+                                DecoderMatrix v_cache, int64_t capacity) {
+  QL_GRID_STRIDE(e, 2 * T * width) {
+    const bool value = e >= T * width;
+    const int64_t f = value ? e - T * width : e;
+    const int64_t t = f / width;
+    const int64_t i = f - t * width;
+    const int32_t p = positions[t];
+    if (p < 0 || p >= capacity) continue;
+    const DecoderMatrix src = value ? v : k;
+    const DecoderMatrix dst = value ? v_cache : k_cache;
+    store_exact(at(dst, p), i, load_exact(at(src, t), i, src.code), dst.code);
+  }
+}
+
+__global__ void silu_mul_kernel(DecoderMatrix gate, DecoderMatrix up, DecoderMatrix out,
+                                int64_t rows, int64_t cols) {
+  QL_GRID_STRIDE(e, rows * cols) {
+    const int64_t t = e / cols;
+    const int64_t i = e - t * cols;
+    const float g = static_cast<const float*>(at(gate, t))[i];
+    const float u = static_cast<const float*>(at(up, t))[i];
+    store_exact(at(out, t), i, __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), u), out.code);
+  }
+}
+
+__global__ void add_kernel(DecoderMatrix dst, DecoderMatrix src, int64_t rows, int64_t cols) {
+  QL_GRID_STRIDE(e, rows * cols) {
+    const int64_t t = e / cols;
+    const int64_t i = e - t * cols;
+    float* d = static_cast<float*>(at(dst, t)) + i;
+    *d = __fadd_rn(*d, load_exact(at(src, t), i, src.code));
+  }
+}
+
+__global__ void copy_kernel(DecoderMatrix src, DecoderMatrix dst, int64_t rows, int64_t cols) {
+  QL_GRID_STRIDE(e, rows * cols) {
+    const int64_t t = e / cols;
+    const int64_t i = e - t * cols;
+    store_exact(at(dst, t), i, load_exact(at(src, t), i, src.code), dst.code);
+  }
+}
+
+unsigned blocks(int64_t total) { return cuda_device::grid_for(total, 8192); }
+
+}  // namespace
+
+cudaError_t decoder_embed(DecoderMatrix table, int64_t vocab, const int32_t* ids, int64_t T,
+                          int64_t H, DecoderMatrix out, cudaStream_t stream) {
+  if (T * H == 0) return cudaSuccess;
+  embed_kernel<<<blocks(T * H), kThreads, 0, stream>>>(table, vocab, ids, T, H, out);
+  return cudaGetLastError();
+}
+
+cudaError_t decoder_rope(DecoderMatrix x, int64_t rows, int64_t heads, int64_t head_dim,
+                         const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
+                         int64_t table_positions, cudaStream_t stream) {
+  const int64_t half = head_dim / 2;
+  if (rows * heads * half == 0) return cudaSuccess;
+  rope_kernel<<<blocks(rows * heads * half), kThreads, 0, stream>>>(x, rows, heads, half, positions,
+                                                                    cos, sin, table_positions);
+  return cudaGetLastError();
+}
+
+cudaError_t decoder_store_kv(DecoderMatrix k, DecoderMatrix v, const int32_t* positions, int64_t T,
+                             int64_t width, DecoderMatrix k_cache, DecoderMatrix v_cache,
+                             int64_t capacity, cudaStream_t stream) {
+  if (T * width == 0) return cudaSuccess;
+  store_kv_kernel<<<blocks(2 * T * width), kThreads, 0, stream>>>(k, v, positions, T, width,
+                                                                  k_cache, v_cache, capacity);
+  return cudaGetLastError();
+}
+
+cudaError_t decoder_silu_mul(DecoderMatrix gate, DecoderMatrix up, DecoderMatrix out, int64_t rows,
+                             int64_t cols, cudaStream_t stream) {
+  if (rows * cols == 0) return cudaSuccess;
+  silu_mul_kernel<<<blocks(rows * cols), kThreads, 0, stream>>>(gate, up, out, rows, cols);
+  return cudaGetLastError();
+}
+
+cudaError_t decoder_add(DecoderMatrix dst, DecoderMatrix src, int64_t rows, int64_t cols,
+                        cudaStream_t stream) {
+  if (rows * cols == 0) return cudaSuccess;
+  add_kernel<<<blocks(rows * cols), kThreads, 0, stream>>>(dst, src, rows, cols);
+  return cudaGetLastError();
+}
+
+cudaError_t decoder_copy(DecoderMatrix src, DecoderMatrix dst, int64_t rows, int64_t cols,
+                         cudaStream_t stream) {
+  if (rows * cols == 0) return cudaSuccess;
+  copy_kernel<<<blocks(rows * cols), kThreads, 0, stream>>>(src, dst, rows, cols);
+  return cudaGetLastError();
+}
+
+}  // namespace qlinear::cuda_launch

@@ -1,0 +1,103 @@
+// RMSNorm for the decoder (model/ops.h): the row norm, fused with the residual add before it
+// (add_rms_norm), and the per-head norm of Qwen3's q_norm / k_norm. The two share the reduction,
+// so they share this file.
+//
+// The sum of squares is taken in f64, as the CPU ops take it (cpu_ops.cc inverse_rms): the f64
+// sum then rounds to the same f32 inverse almost always whatever the summation order, and the
+// outputs w * (x * inv) are the CPU's bit for bit in those rows. f64 costs nothing here: a row is
+// a few thousand elements against a GPU with f64 units on every SM.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/cuda_device.cuh"
+#include "kernels/cuda/launch.h"
+
+namespace qlinear::cuda_launch {
+namespace {
+
+using cuda_device::load_exact;
+using cuda_device::store_exact;
+
+constexpr int kRowThreads = 256;   // one block per row
+constexpr int kHeadsPerBlock = 4;  // one warp per (row, head)
+
+__device__ __forceinline__ double warp_sum(double v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+  return v;  // the butterfly leaves every lane the same sum
+}
+
+__device__ __forceinline__ float inverse_rms(double sum, int64_t n, float eps) {
+  return static_cast<float>(1.0 / sqrt(sum / static_cast<double>(n) + eps));
+}
+
+// One block per row: x (+= delta when delta.data is set), then out = w * (x * inv).
+__global__ void rms_norm_kernel(DecoderMatrix x, DecoderMatrix delta, const float* weight,
+                                float eps, DecoderMatrix out, int64_t cols) {
+  __shared__ double partial[kRowThreads / 32];
+  const int64_t t = blockIdx.x;
+  float* row = static_cast<float*>(x.data) + t * x.ld;
+  const char* d = static_cast<const char*>(delta.data);
+  const int64_t d_bytes = delta.code == kF32 ? 4 : 2;
+  double sum = 0.0;
+  for (int64_t i = threadIdx.x; i < cols; i += kRowThreads) {
+    float r = row[i];
+    if (d != nullptr) {
+      r = __fadd_rn(r, load_exact(d + t * delta.ld * d_bytes, i, delta.code));
+      row[i] = r;
+    }
+    sum += static_cast<double>(r) * r;
+  }
+  sum = warp_sum(sum);
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = sum;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    double s = threadIdx.x < kRowThreads / 32 ? partial[threadIdx.x] : 0.0;
+    s = warp_sum(s);
+    if (threadIdx.x == 0) partial[0] = s;
+  }
+  __syncthreads();
+  const float inv = inverse_rms(partial[0], cols, eps);
+  const int64_t o_bytes = out.code == kF32 ? 4 : 2;
+  void* dst = static_cast<char*>(out.data) + t * out.ld * o_bytes;
+  // Each thread reads back only the elements it wrote itself above.
+  for (int64_t i = threadIdx.x; i < cols; i += kRowThreads) {
+    store_exact(dst, i, __fmul_rn(weight[i], __fmul_rn(row[i], inv)), out.code);
+  }
+}
+
+__global__ void head_rms_norm_kernel(DecoderMatrix x, int64_t rows, int64_t heads, int64_t head_dim,
+                                     const float* weight, float eps) {
+  const int64_t job = blockIdx.x * static_cast<int64_t>(kHeadsPerBlock) + threadIdx.x / 32;
+  if (job >= rows * heads) return;  // whole warps leave together
+  const int64_t t = job / heads;
+  const int64_t h = job - t * heads;
+  float* v = static_cast<float*>(x.data) + t * x.ld + h * head_dim;
+  const int lane = threadIdx.x % 32;
+  double sum = 0.0;
+  for (int64_t i = lane; i < head_dim; i += 32) sum += static_cast<double>(v[i]) * v[i];
+  const float inv = inverse_rms(warp_sum(sum), head_dim, eps);
+  for (int64_t i = lane; i < head_dim; i += 32) v[i] = __fmul_rn(weight[i], __fmul_rn(v[i], inv));
+}
+
+}  // namespace
+
+cudaError_t decoder_rms_norm(DecoderMatrix x, DecoderMatrix delta, const float* weight, float eps,
+                             DecoderMatrix out, int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  rms_norm_kernel<<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(x, delta, weight, eps,
+                                                                           out, cols);
+  return cudaGetLastError();
+}
+
+cudaError_t decoder_head_rms_norm(DecoderMatrix x, int64_t rows, int64_t heads, int64_t head_dim,
+                                  const float* weight, float eps, cudaStream_t stream) {
+  const int64_t jobs = rows * heads;
+  if (jobs == 0 || head_dim == 0) return cudaSuccess;
+  const auto grid = static_cast<unsigned>((jobs + kHeadsPerBlock - 1) / kHeadsPerBlock);
+  head_rms_norm_kernel<<<grid, kHeadsPerBlock * 32, 0, stream>>>(x, rows, heads, head_dim, weight,
+                                                                 eps);
+  return cudaGetLastError();
+}
+
+}  // namespace qlinear::cuda_launch

@@ -1,0 +1,344 @@
+// The decoder's operations (src/model/ops.h) on one CUDA device: every matrix view lives in that
+// device's memory (Location::cuda(i)), the kernels are decoder_ops.cu, decoder_rms_norm.cu and
+// decoder_attention.cu (declared in launch.h), and each call only launches on the device's default
+// stream (the one the decoder's linear layers run on), so the ops and linear layers of a forward
+// follow each other without waits.
+//
+// Index views (embed's ids, the positions of rope, store_kv and attention) may live in host memory
+// or in the device's memory. Host ones are checked as the CPU ops check them (an id outside the
+// vocabulary, a position outside the cache or rotary table is an error naming it) and copied to a
+// small device buffer, which waits; device ones (what the decoder passes) cannot be read without a
+// wait, so the kernels guard them instead (NaN rows for an out-of-range id or position).
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "core/tensor.h"
+#include "kernels/cuda/host/cuda_host.h"
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/runtime/cuda_check.h"
+#include "kernels/device_context.h"
+#include "model/ops.h"
+
+namespace qlinear {
+namespace {
+
+namespace launch = cuda_launch;
+using launch::DecoderMatrix;
+
+bool float_dtype(DType d) { return d == DType::kF32 || d == DType::kBF16 || d == DType::kF16; }
+
+// The launch form of a view: the address of element (0, 0) (offset() is 0 for CUDA memory; it is
+// added anyway so that a view built with one stays right).
+DecoderMatrix matrix_of(ConstMatrixView v) {
+  return {const_cast<char*>(static_cast<const char*>(v.data())) +
+              v.offset() * static_cast<int64_t>(v.element_bytes()),
+          v.ld(), cuda_host::dtype_code(v.dtype())};
+}
+
+template <class T>
+T* pointer_of(ConstMatrixView v) {
+  return static_cast<T*>(matrix_of(v).data);
+}
+
+class CudaOps final : public DecoderOps {
+ public:
+  explicit CudaOps(DeviceContext& device)
+      : device_(device), stream_(static_cast<cudaStream_t>(device.default_stream())) {}
+
+  Status embed(ConstMatrixView table, ConstMatrixView ids, MatrixView out) override {
+    const int64_t T = ids.cols();
+    QL_RETURN_IF_ERROR(require_shape("embed", "out", out, T, table.cols()));
+    QL_RETURN_IF_ERROR(require_f32("embed", "out", out));
+    QL_RETURN_IF_ERROR(require_device("embed", out, "out"));
+    QL_RETURN_IF_ERROR(require_device("embed", table, "the table"));
+    QL_RETURN_IF_ERROR(require_float("embed", "the table", table));
+    QL_ASSIGN_OR_RETURN(const int32_t* index,
+                        indices("embed", ids, table.rows(), [&](int32_t id, int64_t t) {
+                          return make_error(ErrorCode::kInvalidArgument,
+                                            "token id {} at position {} is outside the vocabulary "
+                                            "[0, {})",
+                                            id, t, table.rows());
+                        }));
+    QL_CUDA(launch::decoder_embed(matrix_of(table), table.rows(), index, T, table.cols(),
+                                  matrix_of(out), stream_));
+    return Status::ok_status();
+  }
+
+  Status rms_norm(ConstMatrixView x, ConstMatrixView weight, float eps, MatrixView out) override {
+    return norm("rms_norm", x, ConstMatrixView(), weight, eps, out);
+  }
+
+  Status add_rms_norm(MatrixView residual, ConstMatrixView delta, ConstMatrixView weight, float eps,
+                      MatrixView out) override {
+    QL_RETURN_IF_ERROR(
+        require_shape("add_rms_norm", "delta", delta, residual.rows(), residual.cols()));
+    QL_RETURN_IF_ERROR(require_device("add_rms_norm", delta, "delta"));
+    QL_RETURN_IF_ERROR(require_float("add_rms_norm", "delta", delta));
+    // One kernel: the residual add and the norm of its result.
+    return norm("add_rms_norm", residual, delta, weight, eps, out);
+  }
+
+  Status head_rms_norm(MatrixView x, int64_t head_dim, ConstMatrixView weight, float eps) override {
+    QL_RETURN_IF_ERROR(require_f32("head_rms_norm", "x", x));
+    QL_RETURN_IF_ERROR(require_device("head_rms_norm", x, "x"));
+    QL_RETURN_IF_ERROR(require_shape("head_rms_norm", "weight", weight, 1, head_dim));
+    QL_RETURN_IF_ERROR(require_f32("head_rms_norm", "weight", weight));
+    QL_RETURN_IF_ERROR(require_device("head_rms_norm", weight, "weight"));
+    if (head_dim <= 0 || x.cols() % head_dim != 0) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cuda ops head_rms_norm: {} columns are not whole heads of {}", x.cols(),
+                        head_dim);
+    }
+    QL_CUDA(launch::decoder_head_rms_norm(matrix_of(x), x.rows(), x.cols() / head_dim, head_dim,
+                                          pointer_of<const float>(weight), eps, stream_));
+    return Status::ok_status();
+  }
+
+  Status rope(MatrixView x, int64_t head_dim, ConstMatrixView positions,
+              const RopeTable& table) override {
+    QL_RETURN_IF_ERROR(require_f32("rope", "x", x));
+    QL_RETURN_IF_ERROR(require_device("rope", x, "x"));
+    const int64_t half = head_dim / 2;
+    if (head_dim <= 0 || half != table.half || x.cols() % head_dim != 0 ||
+        positions.cols() != x.rows()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cuda ops rope: x [{}, {}] with head_dim {} and {} positions does not fit "
+                        "a table of {} frequencies",
+                        x.rows(), x.cols(), head_dim, positions.cols(), table.half);
+    }
+    QL_RETURN_IF_ERROR(require_f32("rope", "the cos table", table.cos));
+    QL_RETURN_IF_ERROR(require_f32("rope", "the sin table", table.sin));
+    QL_RETURN_IF_ERROR(require_device("rope", table.cos, "the cos table"));
+    QL_RETURN_IF_ERROR(require_device("rope", table.sin, "the sin table"));
+    QL_ASSIGN_OR_RETURN(const int32_t* index,
+                        indices("rope", positions, table.positions, [&](int32_t p, int64_t) {
+                          return make_error(ErrorCode::kInvalidArgument,
+                                            "position {} is outside the rotary table [0, {}) "
+                                            "(--ctx)",
+                                            p, table.positions);
+                        }));
+    QL_CUDA(launch::decoder_rope(matrix_of(x), x.rows(), x.cols() / head_dim, head_dim, index,
+                                 matrix_of(table.cos), matrix_of(table.sin), table.positions,
+                                 stream_));
+    return Status::ok_status();
+  }
+
+  Status store_kv(ConstMatrixView k, ConstMatrixView v, ConstMatrixView positions,
+                  const KvCacheView& cache, int64_t layer) override {
+    const int64_t width = cache.kv_heads * cache.head_dim;
+    QL_RETURN_IF_ERROR(require_shape("store_kv", "k", k, positions.cols(), width));
+    QL_RETURN_IF_ERROR(require_shape("store_kv", "v", v, positions.cols(), width));
+    QL_RETURN_IF_ERROR(require_device("store_kv", k, "k"));
+    QL_RETURN_IF_ERROR(require_device("store_kv", v, "v"));
+    QL_RETURN_IF_ERROR(require_float("store_kv", "k", k));
+    QL_RETURN_IF_ERROR(require_float("store_kv", "v", v));
+    QL_RETURN_IF_ERROR(require_cache("store_kv", cache, layer));
+    QL_ASSIGN_OR_RETURN(const int32_t* index,
+                        indices("store_kv", positions, cache.capacity, [&](int32_t p, int64_t) {
+                          return make_error(ErrorCode::kInvalidArgument,
+                                            "position {} does not fit the KV cache of {} "
+                                            "positions (--ctx)",
+                                            p, cache.capacity);
+                        }));
+    QL_CUDA(launch::decoder_store_kv(matrix_of(k), matrix_of(v), index, k.rows(), width,
+                                     matrix_of(cache.layer_k(layer)),
+                                     matrix_of(cache.layer_v(layer)), cache.capacity, stream_));
+    return Status::ok_status();
+  }
+
+  Status attention(ConstMatrixView q, ConstMatrixView positions, const KvCacheView& cache,
+                   int64_t layer, const AttentionShape& shape, MatrixView out) override {
+    const int64_t d = shape.head_dim;
+    const int64_t T = q.rows();
+    QL_RETURN_IF_ERROR(require_f32("attention", "q", q));
+    QL_RETURN_IF_ERROR(require_shape("attention", "q", q, T, shape.heads * d));
+    QL_RETURN_IF_ERROR(require_shape("attention", "out", out, T, shape.heads * d));
+    QL_RETURN_IF_ERROR(require_device("attention", q, "q"));
+    QL_RETURN_IF_ERROR(require_device("attention", out, "out"));
+    QL_RETURN_IF_ERROR(require_float("attention", "out", out));
+    if (d <= 0 || d > launch::kDecoderMaxHeadDim || shape.kv_heads <= 0 ||
+        shape.heads % shape.kv_heads != 0 || positions.cols() != T || T > 65535 ||
+        cache.head_dim != d || cache.kv_heads != shape.kv_heads) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cuda ops attention: heads {} / kv heads {} / head_dim {} (at most {}) / "
+                        "{} positions for {} rows (at most 65535) over a cache of {} kv heads of "
+                        "{}",
+                        shape.heads, shape.kv_heads, d, launch::kDecoderMaxHeadDim,
+                        positions.cols(), T, cache.kv_heads, cache.head_dim);
+    }
+    QL_RETURN_IF_ERROR(require_cache("attention", cache, layer));
+    QL_ASSIGN_OR_RETURN(const int32_t* index,
+                        indices("attention", positions, cache.capacity, [&](int32_t p, int64_t) {
+                          return make_error(ErrorCode::kInvalidArgument,
+                                            "position {} does not fit the KV cache of {} "
+                                            "positions",
+                                            p, cache.capacity);
+                        }));
+    launch::DecoderAttention a;
+    a.q = matrix_of(q);
+    a.positions = index;
+    a.k = matrix_of(cache.layer_k(layer));
+    a.v = matrix_of(cache.layer_v(layer));
+    a.capacity = cache.capacity;
+    a.heads = static_cast<int>(shape.heads);
+    a.kv_heads = static_cast<int>(shape.kv_heads);
+    a.head_dim = static_cast<int>(d);
+    a.window = static_cast<int>(std::min<int64_t>(shape.window, cache.capacity));
+    a.out = matrix_of(out);
+    a.rows = T;
+    QL_CUDA(launch::decoder_attention(a, stream_));
+    return Status::ok_status();
+  }
+
+  Status silu_mul(ConstMatrixView gate, ConstMatrixView up, MatrixView out) override {
+    QL_RETURN_IF_ERROR(require_f32("silu_mul", "gate", gate));
+    QL_RETURN_IF_ERROR(require_f32("silu_mul", "up", up));
+    const int64_t I = out.cols();
+    QL_RETURN_IF_ERROR(require_shape("silu_mul", "gate", gate, out.rows(), I));
+    QL_RETURN_IF_ERROR(require_shape("silu_mul", "up", up, out.rows(), I));
+    QL_RETURN_IF_ERROR(require_device("silu_mul", gate, "gate"));
+    QL_RETURN_IF_ERROR(require_device("silu_mul", up, "up"));
+    QL_RETURN_IF_ERROR(require_device("silu_mul", out, "out"));
+    QL_RETURN_IF_ERROR(require_float("silu_mul", "out", out));
+    QL_CUDA(launch::decoder_silu_mul(matrix_of(gate), matrix_of(up), matrix_of(out), out.rows(), I,
+                                     stream_));
+    return Status::ok_status();
+  }
+
+  Status add(MatrixView dst, ConstMatrixView src) override {
+    QL_RETURN_IF_ERROR(require_f32("add", "dst", dst));
+    QL_RETURN_IF_ERROR(require_shape("add", "src", src, dst.rows(), dst.cols()));
+    QL_RETURN_IF_ERROR(require_device("add", dst, "dst"));
+    QL_RETURN_IF_ERROR(require_device("add", src, "src"));
+    QL_RETURN_IF_ERROR(require_float("add", "src", src));
+    QL_CUDA(launch::decoder_add(matrix_of(dst), matrix_of(src), dst.rows(), dst.cols(), stream_));
+    return Status::ok_status();
+  }
+
+  Status copy(ConstMatrixView src, MatrixView dst) override {
+    QL_RETURN_IF_ERROR(require_shape("copy", "src", src, dst.rows(), dst.cols()));
+    QL_RETURN_IF_ERROR(require_device("copy", src, "src"));
+    QL_RETURN_IF_ERROR(require_device("copy", dst, "dst"));
+    if (!float_dtype(src.dtype()) || !float_dtype(dst.dtype())) {
+      return make_error(ErrorCode::kInvalidArgument, "cuda ops copy: {} to {}",
+                        dtype_name(src.dtype()), dtype_name(dst.dtype()));
+    }
+    QL_CUDA(launch::decoder_copy(matrix_of(src), matrix_of(dst), dst.rows(), dst.cols(), stream_));
+    return Status::ok_status();
+  }
+
+ private:
+  // rms_norm, or add_rms_norm when `delta` has data: x (+= delta) normed into out, one kernel.
+  Status norm(std::string_view op, ConstMatrixView x, ConstMatrixView delta, ConstMatrixView weight,
+              float eps, MatrixView out) {
+    QL_RETURN_IF_ERROR(require_f32(op, "x", x));
+    QL_RETURN_IF_ERROR(require_device(op, x, "x"));
+    QL_RETURN_IF_ERROR(require_shape(op, "out", out, x.rows(), x.cols()));
+    QL_RETURN_IF_ERROR(require_device(op, out, "out"));
+    QL_RETURN_IF_ERROR(require_float(op, "out", out));
+    QL_RETURN_IF_ERROR(require_shape(op, "weight", weight, 1, x.cols()));
+    QL_RETURN_IF_ERROR(require_f32(op, "weight", weight));
+    QL_RETURN_IF_ERROR(require_device(op, weight, "weight"));
+    const DecoderMatrix d = delta.data() != nullptr ? matrix_of(delta) : DecoderMatrix{};
+    QL_CUDA(launch::decoder_rms_norm(matrix_of(x), d, pointer_of<const float>(weight), eps,
+                                     matrix_of(out), x.rows(), x.cols(), stream_));
+    return Status::ok_status();
+  }
+
+  // Host indices are checked with `out_of_range(value, t)` and copied to the device; device ones
+  // pass as they are (the kernels guard them).
+  template <class OutOfRange>
+  Result<const int32_t*> indices(std::string_view op, ConstMatrixView v, int64_t limit,
+                                 OutOfRange&& out_of_range) {
+    if (v.dtype() != DType::kI32 || v.rows() != 1) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cuda ops {}: indices are {} [{}, {}]; need i32 [1, T]", op,
+                        dtype_name(v.dtype()), v.rows(), v.cols());
+    }
+    if (!v.location().host_accessible()) {
+      QL_RETURN_IF_ERROR(require_device(op, v, "the indices"));
+      return pointer_of<const int32_t>(v);
+    }
+    const int32_t* values = v.row_as<int32_t>(0);
+    for (int64_t t = 0; t < v.cols(); ++t) {
+      if (values[t] < 0 || values[t] >= limit) return out_of_range(values[t], t);
+    }
+    const int64_t count = std::max<int64_t>(v.cols(), 1024);
+    if (index_buffer_.data() == nullptr || index_buffer_.numel() < count) {
+      QL_ASSIGN_OR_RETURN(index_buffer_,
+                          Tensor::allocate(DType::kI32, {count}, device_.allocator()));
+    }
+    // Ordered on the stream after the kernels that read the buffer before, and waited for (the
+    // host values may be gone when this returns).
+    if (v.cols() > 0) {
+      QL_RETURN_IF_ERROR(device_.upload(index_buffer_.data(), 0, values,
+                                        static_cast<std::size_t>(v.cols()) * sizeof(int32_t)));
+    }
+    return index_buffer_.data_as<int32_t>();
+  }
+
+  Status require_device(std::string_view op, ConstMatrixView v, std::string_view what) const {
+    if (v.location() != device_.location()) {
+      return make_error(ErrorCode::kInvalidArgument, "cuda ops {}: {} lives in {} memory, not {}",
+                        op, what, v.location().to_string(), device_.location().to_string());
+    }
+    return Status::ok_status();
+  }
+  static Status require_shape(std::string_view op, std::string_view what, ConstMatrixView v,
+                              int64_t rows, int64_t cols) {
+    if (v.rows() != rows || v.cols() != cols) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cuda ops {}: {} is [{}, {}]; expected [{}, {}]", op, what, v.rows(),
+                        v.cols(), rows, cols);
+    }
+    return Status::ok_status();
+  }
+  static Status require_f32(std::string_view op, std::string_view what, ConstMatrixView v) {
+    if (v.dtype() != DType::kF32) {
+      return make_error(ErrorCode::kInvalidArgument, "cuda ops {}: {} is {}; needs f32", op, what,
+                        dtype_name(v.dtype()));
+    }
+    return Status::ok_status();
+  }
+  static Status require_float(std::string_view op, std::string_view what, ConstMatrixView v) {
+    if (!float_dtype(v.dtype())) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cuda ops {}: {} is {}; needs f32, bf16 or f16", op, what,
+                        dtype_name(v.dtype()));
+    }
+    return Status::ok_status();
+  }
+  Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer) const {
+    if (layer < 0 || layer >= cache.layers) {
+      return make_error(ErrorCode::kInvalidArgument, "cuda ops {}: layer {} of a cache of {}", op,
+                        layer, cache.layers);
+    }
+    QL_RETURN_IF_ERROR(require_device(op, cache.k, "the key cache"));
+    QL_RETURN_IF_ERROR(require_device(op, cache.v, "the value cache"));
+    QL_RETURN_IF_ERROR(require_float(op, "the key cache", cache.k));
+    return require_float(op, "the value cache", cache.v);
+  }
+
+  DeviceContext& device_;
+  cudaStream_t stream_;
+  Tensor index_buffer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<DecoderOps>> make_cuda_ops(DeviceContext& context) {
+  if (context.device().platform != Platform::kCuda) {
+    return make_error(ErrorCode::kInvalidArgument, "make_cuda_ops: {} is not a CUDA device",
+                      context.device().describe());
+  }
+  // Launches go to the current device; the runner uses one device per process.
+  QL_CUDA(cudaSetDevice(context.device().index));
+  return std::unique_ptr<DecoderOps>(std::make_unique<CudaOps>(context));
+}
+
+}  // namespace qlinear

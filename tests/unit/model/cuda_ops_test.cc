@@ -1,0 +1,457 @@
+// The CUDA decoder operations (make_cuda_ops) against the CPU ones (make_cpu_ops, which
+// cpu_ops_test checks against double-precision definitions), on this machine's first CUDA GPU:
+// the same seeded inputs, uploaded into device buffers as views with leading dimensions, each
+// op's output downloaded and compared element by element. Embedding, RoPE, the KV store, add and
+// copy must be bit for bit the CPU's (NaN payloads included), the norms nearly so (f64 sums in
+// another order), attention and SiLU to f32 rounding. Skipped without a CUDA backend or GPU (CI
+// compiles this and skips).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "kernels/device_context.h"
+#include "model/ops.h"
+#include "qlinear/device.h"
+
+namespace qlinear {
+namespace {
+
+std::vector<float> random(std::mt19937& rng, std::size_t n) {
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// One device buffer holding a host copy, and views of both.
+struct Pair {
+  std::vector<std::byte> host;
+  Tensor device;
+  DType dtype = DType::kF32;
+  int64_t rows = 0, cols = 0, ld = 0, offset = 0;  // offset: elements before (0, 0)
+
+  MatrixView host_view() {
+    return MatrixView(host.data() + offset * dtype_size(dtype), dtype, rows, cols, ld);
+  }
+  // CUDA memory is addressed by pointers: the offset moves the address.
+  MatrixView device_view() {
+    return MatrixView(static_cast<std::byte*>(device.data()) + offset * dtype_size(dtype), dtype,
+                      rows, cols, ld, device.location());
+  }
+};
+
+class CudaOpsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    Result<Device> device = detect_device("cuda");
+    if (!device.ok()) GTEST_SKIP() << "no CUDA GPU: " << device.status().to_string();
+    Result<DeviceContext*> ctx = device_context(*device);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
+    ctx_ = *ctx;
+    auto ops = make_cuda_ops(*ctx_);
+    ASSERT_TRUE(ops.ok()) << ops.status().to_string();
+    gpu_ = std::move(ops).value();
+    cpu_ = make_cpu_ops(1);
+  }
+
+  // A [rows, cols] matrix with leading dimension ld and `offset` leading elements, of `values`
+  // (as f32, bf16, f16 or i32) on both sides.
+  Pair make(DType dtype, int64_t rows, int64_t cols, int64_t ld, int64_t offset,
+            const std::vector<float>& values) {
+    Pair p;
+    p.dtype = dtype;
+    p.rows = rows;
+    p.cols = cols;
+    p.ld = ld;
+    p.offset = offset;
+    const std::size_t elements = static_cast<std::size_t>(offset + rows * ld);
+    p.host.resize(elements * dtype_size(dtype));
+    for (std::size_t i = 0; i < elements; ++i) {
+      const float v = values[i % values.size()];
+      std::byte* at = p.host.data() + i * dtype_size(dtype);
+      if (dtype == DType::kF32) {
+        std::memcpy(at, &v, 4);
+      } else if (dtype == DType::kI32) {
+        const auto n = static_cast<int32_t>(v);
+        std::memcpy(at, &n, 4);
+      } else {
+        const uint16_t b = dtype == DType::kBF16 ? f32_to_bf16(v) : f32_to_f16(v);
+        std::memcpy(at, &b, 2);
+      }
+    }
+    auto t = Tensor::allocate(DType::kU8, {static_cast<int64_t>(p.host.size())}, ctx_->allocator());
+    EXPECT_TRUE(t.ok()) << t.status().to_string();
+    if (t.ok()) {
+      p.device = std::move(t).value();
+      EXPECT_TRUE(ctx_->upload(p.device.data(), 0, p.host.data(), p.host.size()).ok());
+    }
+    return p;
+  }
+
+  // The whole device buffer back on the host (padding included).
+  std::vector<std::byte> device_bytes(Pair& p) {
+    std::vector<std::byte> back(p.host.size());
+    EXPECT_TRUE(ctx_->synchronize().ok());
+    EXPECT_TRUE(ctx_->download(back.data(), p.device.data(), 0, back.size()).ok());
+    return back;
+  }
+  // The device copy as floats of the view's elements, and the host copy's.
+  std::vector<float> device_floats(Pair& p) { return floats(p, device_bytes(p)); }
+  static std::vector<float> host_floats(Pair& p) { return floats(p, p.host); }
+  static std::vector<float> floats(const Pair& p, const std::vector<std::byte>& bytes) {
+    std::vector<float> out;
+    for (int64_t r = 0; r < p.rows; ++r) {
+      for (int64_t c = 0; c < p.cols; ++c) {
+        const std::size_t i = static_cast<std::size_t>(p.offset + r * p.ld + c);
+        out.push_back(load_as_f32(bytes.data(), p.dtype, i));
+      }
+    }
+    return out;
+  }
+
+  // Every byte of the buffer equal, padding between rows included (nothing written outside the
+  // view, every element bit for bit the CPU's).
+  void expect_same_bytes(Pair& p, const std::string& what) {
+    const std::vector<std::byte> got = device_bytes(p);
+    ASSERT_EQ(got.size(), p.host.size());
+    const std::size_t size = dtype_size(p.dtype);
+    int bad = 0;
+    for (std::size_t i = 0; i < got.size() && bad < 5; i += size) {
+      if (std::memcmp(got.data() + i, p.host.data() + i, size) != 0) {
+        ADD_FAILURE() << what << " element " << i / size << ": cuda "
+                      << load_as_f32(got.data(), p.dtype, i / size) << ", cpu "
+                      << load_as_f32(p.host.data(), p.dtype, i / size) << " (bits differ)";
+        ++bad;
+      }
+    }
+  }
+
+  static void expect_close(const std::vector<float>& got, const std::vector<float>& want,
+                           double tolerance, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    int bad = 0;
+    for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
+      const double scale = std::max(1.0, std::abs(static_cast<double>(want[i])));
+      if (!(std::abs(static_cast<double>(got[i]) - want[i]) <= tolerance * scale)) {
+        ADD_FAILURE() << what << " element " << i << ": cuda " << got[i] << ", cpu " << want[i];
+        ++bad;
+      }
+    }
+  }
+
+  DeviceContext* ctx_ = nullptr;
+  std::unique_ptr<DecoderOps> gpu_;
+  std::unique_ptr<DecoderOps> cpu_;
+  std::mt19937 rng_{14};
+};
+
+TEST_F(CudaOpsTest, EmbedNormsAddCopySiluMulMatchTheCpuOps) {
+  // embed from bf16, f16 and f32 tables into rows with ld 40 and an offset; ids on the host and
+  // in device memory.
+  for (DType dtype : {DType::kBF16, DType::kF16, DType::kF32}) {
+    const std::string name(dtype_name(dtype));
+    Pair table = make(dtype, 50, 32, 32, 0, random(rng_, 50 * 32));
+    Pair ids = make(DType::kI32, 1, 3, 3, 0, {7, 49, 0});
+    Pair out = make(DType::kF32, 3, 32, 40, 5, {NAN});
+    ASSERT_TRUE(cpu_->embed(table.host_view(), ids.host_view(), out.host_view()).ok());
+    ASSERT_TRUE(gpu_->embed(table.device_view(), ids.host_view(), out.device_view()).ok());
+    expect_same_bytes(out, "embed from " + name + " (host ids)");
+    Pair out2 = make(DType::kF32, 3, 32, 32, 0, {NAN});
+    ASSERT_TRUE(gpu_->embed(table.device_view(), ids.device_view(), out2.device_view()).ok());
+    expect_close(device_floats(out2), host_floats(out), 0, "embed from " + name + " (device ids)");
+  }
+
+  // rms_norm into f32, bf16 and f16 outputs over rows of 200 and 4096 (a Llama-sized row).
+  for (int64_t n : {int64_t{200}, int64_t{4096}}) {
+    for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+      Pair x = make(DType::kF32, 4, n, n + 10, 3, random(rng_, 4 * (n + 10) + 3));
+      Pair w = make(DType::kF32, 1, n, n, 0, random(rng_, n));
+      Pair y = make(dtype, 4, n, n, 0, {NAN});
+      ASSERT_TRUE(cpu_->rms_norm(x.host_view(), w.host_view(), 1e-5f, y.host_view()).ok());
+      ASSERT_TRUE(gpu_->rms_norm(x.device_view(), w.device_view(), 1e-5f, y.device_view()).ok());
+      // Both sum in f64: the inverse RMS rounds to the same f32 unless the sums straddle a
+      // rounding boundary (one f32 ulp then, and a 16-bit output may round the other way).
+      expect_close(device_floats(y), host_floats(y), dtype == DType::kF32 ? 1e-6 : 1e-2,
+                   "rms_norm " + std::to_string(n) + " to " + std::string(dtype_name(dtype)));
+    }
+  }
+  // add_rms_norm on a residual with ld, deltas of every float dtype.
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    const std::string name(dtype_name(dtype));
+    Pair residual = make(DType::kF32, 3, 64, 70, 0, random(rng_, 3 * 70));
+    Pair delta = make(dtype, 3, 64, 64, 0, random(rng_, 3 * 64));
+    Pair w = make(DType::kF32, 1, 64, 64, 0, random(rng_, 64));
+    Pair normed = make(DType::kBF16, 3, 64, 64, 0, {NAN});
+    ASSERT_TRUE(cpu_->add_rms_norm(residual.host_view(), delta.host_view(), w.host_view(), 1e-6f,
+                                   normed.host_view())
+                    .ok());
+    ASSERT_TRUE(gpu_->add_rms_norm(residual.device_view(), delta.device_view(), w.device_view(),
+                                   1e-6f, normed.device_view())
+                    .ok());
+    expect_same_bytes(residual, "add_rms_norm residual, " + name + " delta");
+    expect_close(device_floats(normed), host_floats(normed), 1e-2,
+                 "add_rms_norm output, " + name + " delta");
+  }
+
+  // head_rms_norm in place (Qwen3's q_norm): 3 heads of 16, and 4 of 128.
+  for (int64_t d : {int64_t{16}, int64_t{128}}) {
+    Pair q = make(DType::kF32, 2, 3 * d, 3 * d + 2, 0, random(rng_, 6 * d + 4));
+    Pair qw = make(DType::kF32, 1, d, d, 0, random(rng_, d));
+    ASSERT_TRUE(cpu_->head_rms_norm(q.host_view(), d, qw.host_view(), 1e-6f).ok());
+    ASSERT_TRUE(gpu_->head_rms_norm(q.device_view(), d, qw.device_view(), 1e-6f).ok());
+    expect_close(device_floats(q), host_floats(q), 1e-6, "head_rms_norm " + std::to_string(d));
+  }
+
+  // silu_mul into f32 and f16, add of every dtype, copy between every pair of dtypes.
+  Pair gate = make(DType::kF32, 3, 33, 33, 0, random(rng_, 99));
+  Pair up = make(DType::kF32, 3, 33, 40, 1, random(rng_, 121));
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    Pair act = make(dtype, 3, 33, 35, 0, {NAN});
+    ASSERT_TRUE(cpu_->silu_mul(gate.host_view(), up.host_view(), act.host_view()).ok());
+    ASSERT_TRUE(gpu_->silu_mul(gate.device_view(), up.device_view(), act.device_view()).ok());
+    // expf's last bit may differ from the host's.
+    expect_close(device_floats(act), host_floats(act), dtype == DType::kF32 ? 1e-6 : 1e-3,
+                 "silu_mul to " + std::string(dtype_name(dtype)));
+  }
+  for (DType src_dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    Pair dst = make(DType::kF32, 3, 33, 34, 0, random(rng_, 3 * 34));
+    Pair src = make(src_dtype, 3, 33, 36, 2, random(rng_, 3 * 36 + 2));
+    ASSERT_TRUE(cpu_->add(dst.host_view(), src.host_view()).ok());
+    ASSERT_TRUE(gpu_->add(dst.device_view(), src.device_view()).ok());
+    expect_same_bytes(dst, "add of " + std::string(dtype_name(src_dtype)));
+    for (DType dst_dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+      Pair out = make(dst_dtype, 3, 33, 37, 1, {NAN});
+      ASSERT_TRUE(cpu_->copy(src.host_view(), out.host_view()).ok());
+      ASSERT_TRUE(gpu_->copy(src.device_view(), out.device_view()).ok());
+      expect_same_bytes(out, "copy " + std::string(dtype_name(src_dtype)) + " to " +
+                                 std::string(dtype_name(dst_dtype)));
+    }
+  }
+}
+
+// The conversions are core/dtype.cc's bit for bit: ties to even, subnormals, overflow, infinities
+// and NaN payloads (which the hardware conversions would make one canonical NaN).
+TEST_F(CudaOpsTest, ConversionsAreTheHostConvertersBitForBit) {
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               1.0f,
+                               -2.5f,
+                               65504.0f,
+                               65520.0f,
+                               70000.0f,
+                               -1e30f,
+                               3.4e38f,
+                               1e-8f,
+                               -6e-8f,
+                               2.98e-8f,
+                               1e-40f,
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN(),
+                               -std::numeric_limits<float>::quiet_NaN()};
+  for (uint32_t bits : {0x7F800001u, 0xFFA12345u, 0x3F808000u, 0x3F818000u, 0x3F80C000u,
+                        0x33000000u, 0x387FE000u, 0x477FF000u}) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    values.push_back(f);  // signalling NaN payloads, bf16 / f16 ties and boundaries
+  }
+  std::uniform_int_distribution<uint32_t> any;
+  for (int i = 0; i < 2000; ++i) {
+    const uint32_t bits = any(rng_);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    values.push_back(f);
+  }
+  const auto n = static_cast<int64_t>(values.size());
+  Pair src = make(DType::kF32, 1, n, n, 0, values);
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    const std::string name(dtype_name(dtype));
+    Pair down = make(dtype, 1, n, n, 0, {0.0f});
+    ASSERT_TRUE(cpu_->copy(src.host_view(), down.host_view()).ok());
+    ASSERT_TRUE(gpu_->copy(src.device_view(), down.device_view()).ok());
+    expect_same_bytes(down, "f32 to " + name);
+    // And back up: every 16-bit pattern the host produced, read as f32.
+    Pair up = make(DType::kF32, 1, n, n, 0, {0.0f});
+    ASSERT_TRUE(ctx_->upload(down.device.data(), 0, down.host.data(), down.host.size()).ok());
+    ASSERT_TRUE(cpu_->copy(down.host_view(), up.host_view()).ok());
+    ASSERT_TRUE(gpu_->copy(down.device_view(), up.device_view()).ok());
+    expect_same_bytes(up, name + " to f32");
+  }
+}
+
+TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
+  struct Case {
+    int64_t heads, kv_heads, d, capacity, layers;
+    std::vector<float> positions;
+  };
+  // Small heads; Llama's 128-dim heads with GQA 4 and positions past several warps' key runs;
+  // a 256-dim head (Gemma-like) and one of 80 (not a multiple of 32); a prefill of 40 rows.
+  std::vector<float> prefill;
+  for (int p = 0; p < 40; ++p) prefill.push_back(static_cast<float>(p));
+  const std::vector<Case> cases = {{6, 2, 16, 80, 2, {70, 71, 40}},
+                                   {8, 2, 128, 300, 2, {290, 0, 137}},
+                                   {4, 4, 256, 96, 2, {95}},
+                                   {6, 3, 80, 64, 2, {33, 63}},
+                                   {4, 1, 64, 64, 2, prefill}};
+  for (const Case& c : cases) {
+    const int64_t half = c.d / 2;
+    const int64_t width = c.kv_heads * c.d;
+    const auto T = static_cast<int64_t>(c.positions.size());
+    std::vector<float> cos(c.capacity * half), sin(c.capacity * half);
+    for (int64_t p = 0; p < c.capacity; ++p) {
+      for (int64_t i = 0; i < half; ++i) {
+        cos[p * half + i] = std::cos(static_cast<float>(p * (i + 1)) * 0.05f);
+        sin[p * half + i] = std::sin(static_cast<float>(p * (i + 1)) * 0.05f);
+      }
+    }
+    Pair cos_t = make(DType::kF32, c.capacity, half, half, 0, cos);
+    Pair sin_t = make(DType::kF32, c.capacity, half, half, 0, sin);
+    const RopeTable host_table{c.capacity, half, cos_t.host_view(), sin_t.host_view()};
+    const RopeTable device_table{c.capacity, half, cos_t.device_view(), sin_t.device_view()};
+    Pair pos = make(DType::kI32, 1, T, T, 0, c.positions);
+    for (DType kv_dtype : {DType::kF32, DType::kBF16}) {
+      for (int64_t window : {int64_t{0}, int64_t{5}, int64_t{100}}) {
+        const std::string what = "heads " + std::to_string(c.heads) + "/" +
+                                 std::to_string(c.kv_heads) + " d " + std::to_string(c.d) + " " +
+                                 std::string(dtype_name(kv_dtype)) + " window " +
+                                 std::to_string(window);
+        // Caches with history: both start from the same random contents.
+        const std::vector<float> history = random(rng_, c.layers * c.capacity * width);
+        Pair kc = make(kv_dtype, c.layers * c.capacity, width, width, 0, history);
+        Pair vc =
+            make(kv_dtype, c.layers * c.capacity, width, width, 0, random(rng_, history.size()));
+        auto cache = [&](bool device) {
+          return KvCacheView{c.layers,
+                             c.capacity,
+                             c.kv_heads,
+                             c.d,
+                             device ? kc.device_view() : kc.host_view(),
+                             device ? vc.device_view() : vc.host_view()};
+        };
+        // q, k with rope; k, v stored at the positions of layer 1; attention over layer 1.
+        Pair q = make(DType::kF32, T, c.heads * c.d, c.heads * c.d + 4, 0,
+                      random(rng_, T * (c.heads * c.d + 4)));
+        Pair k = make(DType::kF32, T, width, width + 2, 0, random(rng_, T * (width + 2)));
+        Pair v = make(DType::kF32, T, width, width, 0, random(rng_, T * width));
+        for (Pair* p : {&q, &k}) {
+          ASSERT_TRUE(cpu_->rope(p->host_view(), c.d, pos.host_view(), host_table).ok());
+          ASSERT_TRUE(gpu_->rope(p->device_view(), c.d, pos.device_view(), device_table).ok());
+        }
+        expect_same_bytes(q, "rope q " + what);
+        expect_same_bytes(k, "rope k " + what);
+        ASSERT_TRUE(
+            cpu_->store_kv(k.host_view(), v.host_view(), pos.host_view(), cache(false), 1).ok());
+        ASSERT_TRUE(
+            gpu_->store_kv(k.device_view(), v.device_view(), pos.host_view(), cache(true), 1).ok());
+        expect_same_bytes(kc, "store_kv keys " + what);
+        expect_same_bytes(vc, "store_kv values " + what);
+        for (DType out_dtype : {DType::kF32, DType::kBF16}) {
+          Pair out = make(out_dtype, T, c.heads * c.d, c.heads * c.d + 8, 0, {NAN});
+          const AttentionShape shape{c.heads, c.kv_heads, c.d, window};
+          ASSERT_TRUE(cpu_->attention(q.host_view(), pos.host_view(), cache(false), 1, shape,
+                                      out.host_view())
+                          .ok());
+          ASSERT_TRUE(gpu_->attention(q.device_view(), pos.device_view(), cache(true), 1, shape,
+                                      out.device_view())
+                          .ok());
+          expect_close(device_floats(out), host_floats(out), out_dtype == DType::kF32 ? 2e-5 : 1e-2,
+                       "attention to " + std::string(dtype_name(out_dtype)) + " " + what);
+        }
+      }
+    }
+  }
+}
+
+// Device indices cannot be checked without a wait: the kernels write NaN rows (embed, attention)
+// or nothing (rope, store_kv) for an out-of-range one, and never touch memory outside the views.
+TEST_F(CudaOpsTest, OutOfRangeDeviceIndicesWriteNanOrNothing) {
+  Pair table = make(DType::kBF16, 4, 8, 8, 0, random(rng_, 32));
+  Pair ids = make(DType::kI32, 1, 3, 3, 0, {1, 4, -1});
+  Pair out = make(DType::kF32, 3, 8, 8, 0, {0.0f});
+  ASSERT_TRUE(gpu_->embed(table.device_view(), ids.device_view(), out.device_view()).ok());
+  const std::vector<float> rows = device_floats(out);
+  for (int64_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(rows[static_cast<std::size_t>(i)],
+              load_as_f32(table.host.data(), DType::kBF16, static_cast<std::size_t>(8 + i)));
+    EXPECT_TRUE(std::isnan(rows[static_cast<std::size_t>(8 + i)]));
+    EXPECT_TRUE(std::isnan(rows[static_cast<std::size_t>(16 + i)]));
+  }
+
+  const int64_t d = 8, capacity = 4;
+  Pair cos_t = make(DType::kF32, capacity, d / 2, d / 2, 0, {0.5f});
+  Pair sin_t = make(DType::kF32, capacity, d / 2, d / 2, 0, {0.25f});
+  const RopeTable table_view{capacity, d / 2, cos_t.device_view(), sin_t.device_view()};
+  Pair pos = make(DType::kI32, 1, 2, 2, 0, {1, 9});
+  Pair x = make(DType::kF32, 2, d, d, 0, random(rng_, 2 * d));
+  const std::vector<float> before = host_floats(x);
+  ASSERT_TRUE(gpu_->rope(x.device_view(), d, pos.device_view(), table_view).ok());
+  const std::vector<float> after = device_floats(x);
+  for (int64_t i = 0; i < d; ++i) {
+    EXPECT_EQ(after[static_cast<std::size_t>(d + i)], before[static_cast<std::size_t>(d + i)])
+        << "rope wrote a row of an out-of-range position";
+  }
+  Pair kc = make(DType::kBF16, capacity, d, d, 0, {0.0f});
+  Pair vc = make(DType::kBF16, capacity, d, d, 0, {0.0f});
+  const KvCacheView cache{1, capacity, 1, d, kc.device_view(), vc.device_view()};
+  ASSERT_TRUE(gpu_->store_kv(x.device_view(), x.device_view(), pos.device_view(), cache, 0).ok());
+  const std::vector<float> stored = device_floats(kc);
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    if (i / d != 1) {
+      EXPECT_EQ(stored[i], 0.0f) << "store_kv wrote cache row " << i / d;
+    }
+  }
+  Pair attn = make(DType::kF32, 2, 2 * d, 2 * d, 0, {0.0f});
+  Pair q = make(DType::kF32, 2, 2 * d, 2 * d, 0, random(rng_, 4 * d));
+  ASSERT_TRUE(gpu_->attention(q.device_view(), pos.device_view(), cache, 0,
+                              AttentionShape{2, 1, d, 0}, attn.device_view())
+                  .ok());
+  const std::vector<float> a = device_floats(attn);
+  for (int64_t i = 0; i < 2 * d; ++i) {
+    EXPECT_FALSE(std::isnan(a[static_cast<std::size_t>(i)]));
+    EXPECT_TRUE(std::isnan(a[static_cast<std::size_t>(2 * d + i)]));
+  }
+}
+
+TEST_F(CudaOpsTest, BadInputsAreErrorsNamingTheValue) {
+  Pair table = make(DType::kF32, 4, 3, 3, 0, {1.0f});
+  Pair ids = make(DType::kI32, 1, 2, 2, 0, {1, 4});
+  Pair out = make(DType::kF32, 2, 3, 3, 0, {0.0f});
+  Status s = gpu_->embed(table.device_view(), ids.host_view(), out.device_view());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("token id 4 at position 1"), std::string::npos) << s.message();
+  // Host memory where device memory is needed names the operand and both locations.
+  s = gpu_->embed(table.host_view(), ids.host_view(), out.device_view());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("the table lives in host memory"), std::string::npos) << s.message();
+  Pair x = make(DType::kF32, 2, 8, 8, 0, {1.0f});
+  Pair w = make(DType::kF32, 1, 7, 7, 0, {1.0f});
+  s = gpu_->rms_norm(x.device_view(), w.device_view(), 1e-5f, x.device_view());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("weight is [1, 7]; expected [1, 8]"), std::string::npos)
+      << s.message();
+  Pair pos = make(DType::kI32, 1, 2, 2, 0, {0, 80});
+  Pair kc = make(DType::kF32, 64, 8, 8, 0, {0.0f});
+  const KvCacheView cache{1, 64, 1, 8, kc.device_view(), kc.device_view()};
+  s = gpu_->store_kv(x.device_view(), x.device_view(), pos.host_view(), cache, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("position 80 does not fit the KV cache of 64"), std::string::npos)
+      << s.message();
+  Pair q = make(DType::kF32, 1, 1024, 1024, 0, {0.0f});
+  Pair o = make(DType::kF32, 1, 1024, 1024, 0, {0.0f});
+  Pair p1 = make(DType::kI32, 1, 1, 1, 0, {0});
+  const KvCacheView wide{1, 64, 1, 1024, kc.device_view(), kc.device_view()};
+  s = gpu_->attention(q.device_view(), p1.device_view(), wide, 0, AttentionShape{1, 1, 1024, 0},
+                      o.device_view());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("head_dim 1024 (at most 512)"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace qlinear
