@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "model/ops.h"
+#include "model/ops_checks.h"
 
 namespace qlinear {
 namespace {
@@ -48,7 +49,7 @@ void store(void* row, DType dtype, int64_t i, float value) {
   }
 }
 
-bool float_dtype(DType d) { return d == DType::kF32 || d == DType::kBF16 || d == DType::kF16; }
+using ops_checks::float_dtype;
 
 Status require_host(std::string_view op, ConstMatrixView v, std::string_view what) {
   if (!v.location().host_accessible()) {
@@ -60,19 +61,12 @@ Status require_host(std::string_view op, ConstMatrixView v, std::string_view wha
 
 Status require_shape(std::string_view op, std::string_view what, ConstMatrixView v, int64_t rows,
                      int64_t cols) {
-  if (v.rows() != rows || v.cols() != cols) {
-    return make_error(ErrorCode::kInvalidArgument, "cpu ops {}: {} is [{}, {}]; expected [{}, {}]",
-                      op, what, v.rows(), v.cols(), rows, cols);
-  }
+  QL_RETURN_IF_ERROR(ops_checks::require_shape("cpu", op, what, v, rows, cols));
   return require_host(op, v, what);
 }
 
 Status require_f32(std::string_view op, std::string_view what, ConstMatrixView v) {
-  if (v.dtype() != DType::kF32) {
-    return make_error(ErrorCode::kInvalidArgument, "cpu ops {}: {} is {}; needs f32", op, what,
-                      dtype_name(v.dtype()));
-  }
-  return Status::ok_status();
+  return ops_checks::require_f32("cpu", op, what, v);
 }
 
 // The inverse RMS of a row, accumulated in double.

@@ -23,6 +23,7 @@
 #include "kernels/cuda/runtime/cuda_check.h"
 #include "kernels/device_context.h"
 #include "model/ops.h"
+#include "model/ops_checks.h"
 
 namespace qlinear {
 namespace {
@@ -30,7 +31,7 @@ namespace {
 namespace launch = cuda_launch;
 using launch::DecoderMatrix;
 
-bool float_dtype(DType d) { return d == DType::kF32 || d == DType::kBF16 || d == DType::kF16; }
+using ops_checks::float_dtype;
 
 // The launch form of a view: the address of element (0, 0) (offset() is 0 for CUDA memory; it is
 // added anyway so that a view built with one stays right).
@@ -283,35 +284,17 @@ class CudaOps final : public DecoderOps {
   }
 
   Status require_device(std::string_view op, ConstMatrixView v, std::string_view what) const {
-    if (v.location() != device_.location()) {
-      return make_error(ErrorCode::kInvalidArgument, "cuda ops {}: {} lives in {} memory, not {}",
-                        op, what, v.location().to_string(), device_.location().to_string());
-    }
-    return Status::ok_status();
+    return ops_checks::require_location("cuda", op, v, what, device_.location());
   }
   static Status require_shape(std::string_view op, std::string_view what, ConstMatrixView v,
                               int64_t rows, int64_t cols) {
-    if (v.rows() != rows || v.cols() != cols) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "cuda ops {}: {} is [{}, {}]; expected [{}, {}]", op, what, v.rows(),
-                        v.cols(), rows, cols);
-    }
-    return Status::ok_status();
+    return ops_checks::require_shape("cuda", op, what, v, rows, cols);
   }
   static Status require_f32(std::string_view op, std::string_view what, ConstMatrixView v) {
-    if (v.dtype() != DType::kF32) {
-      return make_error(ErrorCode::kInvalidArgument, "cuda ops {}: {} is {}; needs f32", op, what,
-                        dtype_name(v.dtype()));
-    }
-    return Status::ok_status();
+    return ops_checks::require_f32("cuda", op, what, v);
   }
   static Status require_float(std::string_view op, std::string_view what, ConstMatrixView v) {
-    if (!float_dtype(v.dtype())) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "cuda ops {}: {} is {}; needs f32, bf16 or f16", op, what,
-                        dtype_name(v.dtype()));
-    }
-    return Status::ok_status();
+    return ops_checks::require_float("cuda", op, what, v);
   }
   Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer) const {
     if (layer < 0 || layer >= cache.layers) {

@@ -18,6 +18,7 @@
 
 #include "kernels/opencl/runtime/opencl_runtime.h"
 #include "model/ops.h"
+#include "model/ops_checks.h"
 
 namespace qlinear {
 namespace {
@@ -39,7 +40,7 @@ View view_of(ConstMatrixView v) {
           static_cast<cl_ulong>(v.ld()), static_cast<cl_int>(opencl::dtype_code(v.dtype()))};
 }
 
-bool float_dtype(DType d) { return d == DType::kF32 || d == DType::kBF16 || d == DType::kF16; }
+using ops_checks::float_dtype;
 
 class OpenClOps final : public DecoderOps {
  public:
@@ -316,36 +317,17 @@ class OpenClOps final : public DecoderOps {
   }
 
   Status require_device(std::string_view op, ConstMatrixView v, std::string_view what) const {
-    if (v.location() != device_.location()) {
-      return make_error(ErrorCode::kInvalidArgument, "opencl ops {}: {} lives in {} memory, not {}",
-                        op, what, v.location().to_string(), device_.location().to_string());
-    }
-    return Status::ok_status();
+    return ops_checks::require_location("opencl", op, v, what, device_.location());
   }
   static Status require_shape(std::string_view op, std::string_view what, ConstMatrixView v,
                               int64_t rows, int64_t cols) {
-    if (v.rows() != rows || v.cols() != cols) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "opencl ops {}: {} is [{}, {}]; expected [{}, {}]", op, what, v.rows(),
-                        v.cols(), rows, cols);
-    }
-    return Status::ok_status();
+    return ops_checks::require_shape("opencl", op, what, v, rows, cols);
   }
   static Status require_f32(std::string_view op, std::string_view what, ConstMatrixView v) {
-    if (v.dtype() != DType::kF32) {
-      return make_error(ErrorCode::kInvalidArgument, "opencl ops {}: {} is {}; needs f32", op, what,
-                        dtype_name(v.dtype()));
-    }
-    return Status::ok_status();
+    return ops_checks::require_f32("opencl", op, what, v);
   }
   static Status require_float(std::string_view op, std::string_view what, ConstMatrixView v) {
-    if (!float_dtype(v.dtype())) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "opencl ops {}: {} is {}; needs f32, bf16 or "
-                        "f16",
-                        op, what, dtype_name(v.dtype()));
-    }
-    return Status::ok_status();
+    return ops_checks::require_float("opencl", op, what, v);
   }
   Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer) const {
     if (layer < 0 || layer >= cache.layers) {

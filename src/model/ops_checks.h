@@ -1,0 +1,55 @@
+// The argument checks every backend's DecoderOps makes (cpu_ops.cc, cuda_ops.cc,
+// opencl_ops.cc), with one wording: "<backend> ops <op>: <what> is ...".
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/status.h"
+#include "qlinear/dtype.h"
+#include "qlinear/view.h"
+
+namespace qlinear::ops_checks {
+
+inline bool float_dtype(DType d) {
+  return d == DType::kF32 || d == DType::kBF16 || d == DType::kF16;
+}
+
+inline Status require_shape(std::string_view backend, std::string_view op, std::string_view what,
+                            ConstMatrixView v, int64_t rows, int64_t cols) {
+  if (v.rows() != rows || v.cols() != cols) {
+    return make_error(ErrorCode::kInvalidArgument, "{} ops {}: {} is [{}, {}]; expected [{}, {}]",
+                      backend, op, what, v.rows(), v.cols(), rows, cols);
+  }
+  return Status::ok_status();
+}
+
+inline Status require_f32(std::string_view backend, std::string_view op, std::string_view what,
+                          ConstMatrixView v) {
+  if (v.dtype() != DType::kF32) {
+    return make_error(ErrorCode::kInvalidArgument, "{} ops {}: {} is {}; needs f32", backend, op,
+                      what, dtype_name(v.dtype()));
+  }
+  return Status::ok_status();
+}
+
+inline Status require_float(std::string_view backend, std::string_view op, std::string_view what,
+                            ConstMatrixView v) {
+  if (!float_dtype(v.dtype())) {
+    return make_error(ErrorCode::kInvalidArgument, "{} ops {}: {} is {}; needs f32, bf16 or f16",
+                      backend, op, what, dtype_name(v.dtype()));
+  }
+  return Status::ok_status();
+}
+
+// `v` lives in the device's memory (`expected`), not in another device's or the host's.
+inline Status require_location(std::string_view backend, std::string_view op, ConstMatrixView v,
+                               std::string_view what, const Location& expected) {
+  if (v.location() != expected) {
+    return make_error(ErrorCode::kInvalidArgument, "{} ops {}: {} lives in {} memory, not {}",
+                      backend, op, what, v.location().to_string(), expected.to_string());
+  }
+  return Status::ok_status();
+}
+
+}  // namespace qlinear::ops_checks
