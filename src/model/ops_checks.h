@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "model/ops.h"
 #include "qlinear/dtype.h"
 #include "qlinear/view.h"
 
@@ -50,6 +51,19 @@ inline Status require_location(std::string_view backend, std::string_view op, Co
                       backend, op, what, v.location().to_string(), expected.to_string());
   }
   return Status::ok_status();
+}
+
+// `layer` is one of the cache's, and both halves are float tensors in the device's memory.
+inline Status require_cache(std::string_view backend, std::string_view op, const KvCacheView& cache,
+                            int64_t layer, const Location& expected) {
+  if (layer < 0 || layer >= cache.layers) {
+    return make_error(ErrorCode::kInvalidArgument, "{} ops {}: layer {} of a cache of {}", backend,
+                      op, layer, cache.layers);
+  }
+  QL_RETURN_IF_ERROR(require_location(backend, op, cache.k, "the key cache", expected));
+  QL_RETURN_IF_ERROR(require_location(backend, op, cache.v, "the value cache", expected));
+  QL_RETURN_IF_ERROR(require_float(backend, op, "the key cache", cache.k));
+  return require_float(backend, op, "the value cache", cache.v);
 }
 
 }  // namespace qlinear::ops_checks

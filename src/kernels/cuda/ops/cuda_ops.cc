@@ -297,14 +297,7 @@ class CudaOps final : public DecoderOps {
     return ops_checks::require_float("cuda", op, what, v);
   }
   Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer) const {
-    if (layer < 0 || layer >= cache.layers) {
-      return make_error(ErrorCode::kInvalidArgument, "cuda ops {}: layer {} of a cache of {}", op,
-                        layer, cache.layers);
-    }
-    QL_RETURN_IF_ERROR(require_device(op, cache.k, "the key cache"));
-    QL_RETURN_IF_ERROR(require_device(op, cache.v, "the value cache"));
-    QL_RETURN_IF_ERROR(require_float(op, "the key cache", cache.k));
-    return require_float(op, "the value cache", cache.v);
+    return ops_checks::require_cache("cuda", op, cache, layer, device_.location());
   }
 
   DeviceContext& device_;
