@@ -2,9 +2,9 @@
 # Installs qlinear's build and test dependencies from Debian 12's package registry (clang,
 # libclang-rt-14-dev and libomp-dev build the libFuzzer targets of scripts/fuzz.sh).
 # Idempotent: skips apt entirely when every package is already installed. libclblast-dev builds
-# opencl.blas.clblast. No OpenCL runtime (ICD) is installed here: with PoCL the sanitizer build's
-# ctest would run the OpenCL tests, which was not tried under ASan (scripts/test_opencl.sh does
-# it without sanitizers; scripts/check_ocloc.sh installs Intel's ocloc; docs/opencl.md, "CI").
+# opencl.blas.clblast; pocl-opencl-icd is the OpenCL runtime (a CPU device) the sanitizer build's
+# tests run the OpenCL backend on — they see only PoCL (OCL_ICD_VENDORS=tests/opencl_vendors, set
+# per test in CMakeLists.txt), whatever other runtimes the machine has (docs/opencl.md, "CI").
 set -euo pipefail
 
 packages=(
@@ -12,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libopenblas-pthread-dev libre2-dev
-  ocl-icd-opencl-dev opencl-headers libclblast-dev
+  ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
   libpcre2-dev libutf8proc-dev
   clang libclang-rt-14-dev libomp-dev
 )
