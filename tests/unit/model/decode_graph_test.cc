@@ -75,7 +75,8 @@ TEST_P(DecodeGraph, ReplayedStepsEqualTheEagerStepsBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Folders, DecodeGraph,
-                         ::testing::Values("llama3", "mistral", "qwen2", "qwen3", "llama_sharded"));
+                         ::testing::Values("llama3", "mistral", "qwen2", "qwen3", "llama_sharded"),
+                         [](const auto& info) { return info.param; });
 
 TEST(DecodeGraphCpu, TheCpuRunsLaunchByLaunchAndSaysSo) {
   Result<Device> device = detect_device("cpu");
