@@ -27,6 +27,6 @@ done
 tar cJf "$DEST/payload.tar.xz" -C "$DEST" bin lib
 rm -rf "$DEST/bin" "$DEST/lib"
 cp "$ROOT/tests/device/run.sh" "$DEST/"
-cp /work/shared/tools/gpu_peers.py "$DEST/tools/"
+cp /work/shared/tools/gpu_peers.py /work/shared/tools/gpu_decode_peer.py "$DEST/tools/"
 cp "$ROOT/bench/h200_report.py" "$ROOT/tests/device/print_bench.py" "$DEST/tools/"
 du -sh "$DEST"; ls -la "$DEST"
