@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# One device call for the int decode kernel cuda.int.gemv.sm80 (issue 12): the registry grid (every
+# CUDA kernel against the CPU reference, graph replay), the decode benchmark of the gemv kernel
+# against the mma kernel (QLINEAR_DISABLED_KERNELS) on the same shapes, a sweep of its K split
+# (QLINEAR_CUDA_GEMV_WK), Nsight Compute on single launches, compute-sanitizer on the reduced grid,
+# PyTorch's peers, and bench-model. Binaries and tools as tests/device/stage.sh ships them.
+#
+#   STAGES=grid,bench,mma,sweep,ncu,sanitizer,peers,model TOTAL_S=300 bash gemv.sh
+set -u
+HERE="$(cd "$(dirname "$0")" && pwd)"
+OUT="${OUT:-$HERE/out}"
+mkdir -p "$OUT/logs"
+LOGS="$OUT/logs"
+[[ -f "$HERE/payload.tar.xz" && ! -d "$HERE/bin" ]] && tar xJf "$HERE/payload.tar.xz" -C "$HERE"
+export LD_LIBRARY_PATH="$HERE/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+if ! ls /usr/local/cuda/lib64/libcublasLt.so.13 >/dev/null 2>&1 &&
+   ! ldconfig -p 2>/dev/null | grep -q libcublasLt.so.13; then
+  LT="$(find /usr /opt -name 'libcublasLt.so.13*' 2>/dev/null | head -1)"
+  [[ -n "$LT" ]] && export LD_LIBRARY_PATH="$(dirname "$LT"):$LD_LIBRARY_PATH"
+fi
+export PYTHONUNBUFFERED=1
+QL="$HERE/bin/qlinear"
+TESTS="$HERE/bin/cuda_device_tests"
+STAGES="${STAGES:-grid,bench,mma,sweep,ncu,sanitizer}"
+SHAPES="${SHAPES:-8192x57344,4096x28672,28672x8192,8192x10240,14336x4096,4096x6144,4096x4096}"
+BATCH="${BATCH:-1,4,8,16}"
+SCHEMES="${SCHEMES:-w4a16g128,w8a16}"
+has() { [[ ",$STAGES," == *",$1,"* ]]; }
+DEADLINE=$((SECONDS + ${TOTAL_S:-300}))
+lim() {
+  local left=$((DEADLINE - SECONDS - 15))
+  ((left < 1)) && left=1
+  ((left < $1)) && echo "$left" || echo "$1"
+}
+stamp() { echo "=== $(date +%T) $*"; }
+bench() {  # bench LOG_NAME [extra env assignments via env(1)] -- runs qlinear bench on SHAPES x BATCH
+  local name="$1"
+  shift
+  stamp "bench $name"
+  timeout "$(lim "${BENCH_S:-90}")" env "$@" "$QL" bench --device cuda --shape "$SHAPES" \
+    --batch "$BATCH" --scheme "$SCHEMES" --act-dtype bf16 --out-dtype bf16 --json --quick \
+    ${PEERS_ARG:-} 2>>"$LOGS/bench_$name.err" | tee "$OUT/bench_$name.jsonl" |
+    python3 "$HERE/tools/print_bench.py"
+  tail -2 "$LOGS/bench_$name.err"
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+
+if has grid; then
+  stamp grid
+  timeout "$(lim "${GRID_S:-120}")" "$TESTS" --gtest_color=no --gtest_filter='Registry/*' 2>&1 |
+    tee "$LOGS/grid.log" | grep -E "cuda grid|FAILED|Failure|error:|Which is|PASSED|tests ran" |
+    head -60
+fi
+
+if has peers; then
+  stamp peers
+  SHAPES="$SHAPES" BATCH="$BATCH" OUT="$OUT" timeout "$(lim "${PEERS_S:-120}")" \
+    python3 "$HERE/tools/gpu_peers.py" >"$LOGS/peers.log" 2>&1
+  tail -3 "$LOGS/peers.log"
+  [[ -f "$OUT/gpu_peers.json" ]] && PEERS_ARG="--peers $OUT/gpu_peers.json"
+fi
+
+has bench && bench gemv QLINEAR_VERBOSE=
+has mma && bench mma QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80
+
+if has sweep; then
+  for wk in ${WKS:-1 2 4 8 16}; do
+    SHAPES="${SWEEP_SHAPES:-8192x57344,4096x28672,14336x4096,4096x4096}" BATCH=1,16 \
+      SCHEMES=w4a16g128 bench "wk$wk" QLINEAR_CUDA_GEMV_WK="$wk"
+  done
+fi
+
+if has ncu; then
+  NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)"
+  IFS=";" read -r -a CFGS <<<"${NCU_CFGS-8192x57344 1 w4a16g128;14336x4096 16 w4a16g128;4096x28672 1 w8a16}"
+  for cfg in "${CFGS[@]}"; do
+    read -r shape m scheme <<<"$cfg"
+    stamp "ncu $shape M=$m $scheme"
+    timeout "$(lim 60)" "$NCU" --clock-control none -k regex:int_gemv --launch-skip 6 \
+      --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats \
+      "$QL" bench --device cuda --shape "$shape" --batch "$m" --scheme "$scheme" \
+      --out-dtype bf16 --quick --json 2>&1 | grep -vE '^\{|^==PROF==|^ *-+ *$' |
+      sed 's/  */ /g' >"$OUT/ncu_${shape}_${m}_${scheme}.txt"
+    grep -iE "Duration|DRAM Through|Memory Through|Compute \(SM\)|Achieved Occ|Theoretical Occ|Registers Per|Block Size|Grid Size|Warp Cycles Per Issued|Eligible Warps|No Eligible|Issued Warp|stall" \
+      "$OUT/ncu_${shape}_${m}_${scheme}.txt" | head -24
+  done
+fi
+
+if has sanitizer; then
+  stamp sanitizer
+  QLINEAR_DEVICE_GRID=reduced timeout "$(lim "${SANITIZER_S:-120}")" compute-sanitizer \
+    --tool memcheck --error-exitcode 3 "$TESTS" --gtest_color=no \
+    --gtest_filter='Registry/CudaGrid.MatchesReference/*' >"$LOGS/sanitizer.log" 2>&1
+  echo "compute-sanitizer exit $?" | tee -a "$LOGS/sanitizer.log"
+  grep -E "ERROR SUMMARY|Invalid|cuda grid|FAILED|PASSED" "$LOGS/sanitizer.log" | head -20
+fi
+
+if has model; then
+  for fmt in ${MODEL_FORMATS:-w4a16g128 w8a16}; do
+    stamp "bench-model $fmt"
+    timeout "$(lim 60)" "$QL" bench-model --device cuda --synthetic llama3.2-1b --format "$fmt" \
+      --prompt-len 128 --gen-len 128 --json 2>>"$LOGS/bench_model.err" |
+      tee -a "$OUT/bench_model.jsonl"
+  done
+  tail -3 "$LOGS/bench_model.err"
+  if [[ -f "$HERE/tools/gpu_decode_peer.py" ]]; then
+    stamp "gpu_decode_peer"
+    MODEL=llama3.2-1b QUANT=int4 COMPILE="${COMPILE:-0}" OUT="$OUT" timeout "$(lim 90)" \
+      python3 "$HERE/tools/gpu_decode_peer.py" >"$LOGS/decode_peer.log" 2>&1
+    tail -5 "$LOGS/decode_peer.log"
+  fi
+fi
+
+stamp done
+(cd "$OUT" && cat bench_*.jsonl >all_bench.jsonl 2>/dev/null
+  tar czf logs.tgz logs ncu_*.txt bench_*.jsonl 2>/dev/null && rm -rf logs ncu_*.txt bench_*.jsonl)
+ls -la "$OUT"
