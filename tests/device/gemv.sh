@@ -5,7 +5,10 @@
 # (QLINEAR_CUDA_GEMV_WK), Nsight Compute on single launches, compute-sanitizer on the reduced grid,
 # PyTorch's peers, and bench-model. Binaries and tools as tests/device/stage.sh ships them.
 #
-#   STAGES=grid,bench,mma,sweep,ncu,sanitizer,peers,model TOTAL_S=300 bash gemv.sh
+#   STAGES=grid,peers,bench,pipe,mma,sweep,ncu,sanitizer,model TOTAL_S=300 bash gemv.sh
+#
+# QLINEAR_CUDA_GEMV_PIPE=1 selects the two-stage register pipeline (the "pipe" stage benches it,
+# and the grid, sweep, ncu and sanitizer stages run both).
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-$HERE/out}"
@@ -47,10 +50,12 @@ bench() {  # bench LOG_NAME [extra env assignments via env(1)] -- runs qlinear b
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 
 if has grid; then
-  stamp grid
-  timeout "$(lim "${GRID_S:-120}")" "$TESTS" --gtest_color=no --gtest_filter='Registry/*' 2>&1 |
-    tee "$LOGS/grid.log" | grep -E "cuda grid|FAILED|Failure|error:|Which is|PASSED|tests ran" |
-    head -60
+  for pipe in 0 1; do
+    stamp "grid pipe=$pipe"
+    QLINEAR_CUDA_GEMV_PIPE=$pipe timeout "$(lim "${GRID_S:-120}")" "$TESTS" --gtest_color=no \
+      --gtest_filter='Registry/*' 2>&1 | tee "$LOGS/grid_$pipe.log" |
+      grep -E "cuda grid\] cuda.int|FAILED|Failure|error:|Which is|PASSED|tests ran" | head -40
+  done
 fi
 
 if has peers; then
@@ -61,48 +66,57 @@ if has peers; then
   [[ -f "$OUT/gpu_peers.json" ]] && PEERS_ARG="--peers $OUT/gpu_peers.json"
 fi
 
-has bench && bench gemv QLINEAR_VERBOSE=
+has bench && bench gemv QLINEAR_CUDA_GEMV_PIPE=0
+has pipe && bench pipe QLINEAR_CUDA_GEMV_PIPE=1
 has mma && bench mma QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80
 
 if has sweep; then
-  for wk in ${WKS:-1 2 4 8 16}; do
-    SHAPES="${SWEEP_SHAPES:-8192x57344,4096x28672,14336x4096,4096x4096}" BATCH=1,16 \
-      SCHEMES=w4a16g128 bench "wk$wk" QLINEAR_CUDA_GEMV_WK="$wk"
+  for pipe in 0 1; do
+    for wk in ${WKS:-1 2 4 8}; do
+      SHAPES="${SWEEP_SHAPES:-8192x57344,4096x28672,14336x4096,4096x4096}" BATCH=1,16 \
+        SCHEMES=w4a16g128 bench "wk${wk}_p$pipe" QLINEAR_CUDA_GEMV_WK="$wk" QLINEAR_CUDA_GEMV_PIPE=$pipe
+    done
   done
 fi
 
 if has ncu; then
   NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)"
-  IFS=";" read -r -a CFGS <<<"${NCU_CFGS-8192x57344 1 w4a16g128;14336x4096 16 w4a16g128;4096x28672 1 w8a16}"
+  IFS=";" read -r -a CFGS <<<"${NCU_CFGS-8192x57344 1 w4a16g128 0;8192x57344 1 w4a16g128 1;14336x4096 1 w4a16g128 0;14336x4096 1 w4a16g128 1}"
   for cfg in "${CFGS[@]}"; do
-    read -r shape m scheme <<<"$cfg"
-    stamp "ncu $shape M=$m $scheme"
-    timeout "$(lim 60)" "$NCU" --clock-control none -k regex:int_gemv --launch-skip 6 \
+    read -r shape m scheme pipe <<<"$cfg"
+    stamp "ncu $shape M=$m $scheme pipe=$pipe"
+    QLINEAR_CUDA_GEMV_PIPE=$pipe timeout "$(lim 60)" "$NCU" --clock-control none -k regex:int_gemv --launch-skip 6 \
       --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
       --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats \
       "$QL" bench --device cuda --shape "$shape" --batch "$m" --scheme "$scheme" \
       --out-dtype bf16 --quick --json 2>&1 | grep -vE '^\{|^==PROF==|^ *-+ *$' |
-      sed 's/  */ /g' >"$OUT/ncu_${shape}_${m}_${scheme}.txt"
-    grep -iE "Duration|DRAM Through|Memory Through|Compute \(SM\)|Achieved Occ|Theoretical Occ|Registers Per|Block Size|Grid Size|Warp Cycles Per Issued|Eligible Warps|No Eligible|Issued Warp|stall" \
-      "$OUT/ncu_${shape}_${m}_${scheme}.txt" | head -24
+      sed 's/  */ /g' >"$OUT/ncu_${shape}_${m}_${scheme}_$pipe.txt"
+    grep -iE "Duration|DRAM Through|Compute \(SM\)|Achieved Occ|Registers Per|Grid Size|Warp Cycles Per Issued|Issued Warp|stalled" \
+      "$OUT/ncu_${shape}_${m}_${scheme}_$pipe.txt" | head -12
   done
 fi
 
 if has sanitizer; then
-  stamp sanitizer
-  QLINEAR_DEVICE_GRID=reduced timeout "$(lim "${SANITIZER_S:-120}")" compute-sanitizer \
-    --tool memcheck --error-exitcode 3 "$TESTS" --gtest_color=no \
-    --gtest_filter='Registry/CudaGrid.MatchesReference/*' >"$LOGS/sanitizer.log" 2>&1
-  echo "compute-sanitizer exit $?" | tee -a "$LOGS/sanitizer.log"
-  grep -E "ERROR SUMMARY|Invalid|cuda grid|FAILED|PASSED" "$LOGS/sanitizer.log" | head -20
+  for pipe in 0 1; do
+    stamp "sanitizer pipe=$pipe"
+    QLINEAR_CUDA_GEMV_PIPE=$pipe QLINEAR_DEVICE_GRID=reduced timeout "$(lim "${SANITIZER_S:-120}")" \
+      compute-sanitizer --tool memcheck --error-exitcode 3 "$TESTS" --gtest_color=no \
+      --gtest_filter='Registry/CudaGrid.MatchesReference/*' >"$LOGS/sanitizer_$pipe.log" 2>&1
+    echo "compute-sanitizer exit $?" | tee -a "$LOGS/sanitizer_$pipe.log"
+    grep -E "ERROR SUMMARY|Invalid|cuda grid\] cuda.int.gemv|FAILED|PASSED" "$LOGS/sanitizer_$pipe.log" | head -8
+  done
 fi
 
 if has model; then
-  for fmt in ${MODEL_FORMATS:-w4a16g128 w8a16}; do
-    stamp "bench-model $fmt"
-    timeout "$(lim 60)" "$QL" bench-model --device cuda --synthetic llama3.2-1b --format "$fmt" \
-      --prompt-len 128 --gen-len 128 --json 2>>"$LOGS/bench_model.err" |
-      tee -a "$OUT/bench_model.jsonl"
+  # FORMAT[:ENV=VALUE] runs (the environment picks the gemv variant or disables it).
+  for run in ${MODEL_RUNS:-w4a16g128 w4a16g128:QLINEAR_CUDA_GEMV_PIPE=1 w4a16g128:QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80 w8a16}; do
+    fmt="${run%%:*}"
+    envs=()
+    [[ "$run" == *:* ]] && envs=("${run#*:}")
+    stamp "bench-model $run"
+    timeout "$(lim 60)" env "${envs[@]}" "$QL" bench-model --device cuda --synthetic llama3.2-1b \
+      --format "$fmt" --prompt-len 128 --gen-len 128 --json 2>>"$LOGS/bench_model.err" |
+      sed "s|^{|{\"run\":\"$run\",|" | tee -a "$OUT/bench_model.jsonl"
   done
   tail -3 "$LOGS/bench_model.err"
   if [[ -f "$HERE/tools/gpu_decode_peer.py" ]]; then

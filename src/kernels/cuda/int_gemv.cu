@@ -100,22 +100,18 @@ struct Zc {
   uint32_t fma;  // f16 4-bit: -(64 + z) pairs (the high nibble arrives times 16)
 };
 
+// Integer arithmetic only (z < 2^bits): f16 1024 + z is 0x6400 + z, -(64 + z) is 0xD400 + 16 z;
+// bf16 128 + z (4-bit) is 0x4300 + z; f32 2^23 + z is 0x4B000000 + z.
 template <int kCode, bool kBf16>
 __device__ __forceinline__ Zc zero_consts(uint32_t z) {
   Zc c{0, 0};
   if constexpr (!kBf16) {
     c.sub = (0x6400u + z) * 0x10001u;
-    if constexpr (kCode == kU4) {
-      const __half h = __float2half_rn(-(64.0f + static_cast<float>(z)));
-      uint16_t u;
-      memcpy(&u, &h, 2);
-      c.fma = static_cast<uint32_t>(u) * 0x10001u;
-    }
+    if constexpr (kCode == kU4) c.fma = (0xD400u + (z << 4)) * 0x10001u;
   } else if constexpr (kCode == kU4) {
     c.sub = (0x4300u + z) * 0x10001u;
   } else {
-    const float f = 8388608.0f + static_cast<float>(z);
-    memcpy(&c.sub, &f, 4);
+    c.sub = 0x4B000000u + z;
   }
   return c;
 }
@@ -191,16 +187,155 @@ template <int kCode>
 constexpr int vecs_per_step() {
   return kCode == kU4 ? 1 : 2;
 }
-// Steps whose codes one warp keeps in flight: 8 x 16 bytes per lane either way.
-template <int kCode>
+// Steps per stage: 8 x 16 bytes of codes per lane either way (kPipe: 4 x 16 bytes, and a warp
+// keeps two stages, the next one's loads in flight while one is computed).
+template <int kCode, bool kPipe>
 constexpr int unroll() {
-  return kCode == kU4 ? 8 : 4;
+  return (kCode == kU4 ? 8 : 4) / (kPipe ? 2 : 1);
 }
 
-template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kN8>
-__global__ void __launch_bounds__(kMaxWarps * 32) int_gemv_kernel(const GemvParams p) {
+// A warp's slice: pointers and constants at its first step; chunk i starts kU * i steps later.
+template <bool kF16Scale, int kN8>
+struct Slice {
+  const char* w;         // this lane's code vector of the slice's first step
+  const __half* x[kN8];  // x rows g (+ 8) at column 8t of the slice's first step
+  bool xlive[kN8];       // the row exists (M)
+  int klim;              // K - 8t - first row of the slice: x vectors at offsets < klim exist
+  int s;                 // the slice's first step
+  int steps;             // steps in the slice
+  const typename ScaleT<kF16Scale>::type* sc;  // the tile's scale pairs (column g, g + 8)
+  const uint16_t* zp;                          // the tile's zero-point pairs, or null
+  int shift;                                   // log2(group rows); 31 for one group
+  int last_group;
+  bool g32;  // two groups per step
+};
+
+// One stage in registers: the code vectors, scale and zero-point pairs of kU steps.
+template <int kCode, bool kF16Scale, int kU>
+struct Stage {
+  uint4 w[kU][vecs_per_step<kCode>()];
+  typename ScaleT<kF16Scale>::type sc[kU];
+  uint32_t zz[kU];
+};
+
+template <int kCode, bool kBf16>
+__device__ __forceinline__ void step_half(const uint4 (&w)[vecs_per_step<kCode>()], int h,
+                                          const Zc& zg, const Zc& zh, const uint4* xv, int n8,
+                                          float (*d)[4]) {
+#pragma unroll
+  for (int jj = 0; jj < 2; ++jj) {
+    uint32_t a[4];
+    if constexpr (kCode == kU4) {
+      const uint32_t q = h == 0 ? (jj == 0 ? w[0].x : w[0].y) : (jj == 0 ? w[0].z : w[0].w);
+      dequant4<kBf16>(q, zg, zh, a);
+    } else {
+      // 8-bit: vector h of the step; words (c = jj, column g), (c = jj, column g + 8).
+      const uint4& v = w[h];
+      dequant8<kBf16>(jj == 0 ? v.x : v.z, zg, a[0], a[2]);
+      dequant8<kBf16>(jj == 0 ? v.y : v.w, zh, a[1], a[3]);
+    }
+    for (int n = 0; n < n8; ++n) {
+      mma<kBf16>(d[n], a, jj == 0 ? xv[n].x : xv[n].z, jj == 0 ? xv[n].y : xv[n].w);
+    }
+  }
+}
+
+template <bool kF16Scale, int kN8>
+__device__ __forceinline__ void flush(float (&acc)[kN8][4], float (&d)[kN8][4],
+                                      typename ScaleT<kF16Scale>::type sc) {
+  const float2 s2 = scale_pair<kF16Scale>(sc);
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+    acc[n][0] = fmaf(d[n][0], s2.x, acc[n][0]);
+    acc[n][1] = fmaf(d[n][1], s2.x, acc[n][1]);
+    acc[n][2] = fmaf(d[n][2], s2.y, acc[n][2]);
+    acc[n][3] = fmaf(d[n][3], s2.y, acc[n][3]);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) d[n][i] = 0.0f;
+  }
+}
+
+// Issues chunk i's loads (its first min(kU, steps left) steps).
+template <int kCode, bool kF16Scale, bool kZp, int kN8, int kU>
+__device__ __forceinline__ void load_stage(const Slice<kF16Scale, kN8>& c, int i,
+                                           Stage<kCode, kF16Scale, kU>& st) {
   constexpr int kVecs = vecs_per_step<kCode>();
-  constexpr int kU = unroll<kCode>();
+  const int first = i * kU;
+  const char* w = c.w + first * (kVecs * 512);
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    if (first + u < c.steps) {
+#pragma unroll
+      for (int v = 0; v < kVecs; ++v) st.w[u][v] = ld_stream(w + (u * kVecs + v) * 512);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    if (first + u < c.steps) {
+      const int grp = ((c.s + first + u) << 6) >> c.shift;
+      st.sc[u] = __ldg(c.sc + grp * 8);
+      if constexpr (kZp) st.zz[u] = __ldg(c.zp + grp * 8);
+    }
+  }
+}
+
+// Chunk i from its stage: per step both 32-row halves through the tensor cores into d, added times
+// the step's scale (per half with 32-row groups).
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kN8, int kU>
+__device__ __forceinline__ void compute_stage(const Slice<kF16Scale, kN8>& c, int i,
+                                              const Stage<kCode, kF16Scale, kU>& st, const Zc& sym,
+                                              float (&acc)[kN8][4]) {
+  using Scale = typename ScaleT<kF16Scale>::type;
+  const int first = i * kU;
+  float d[kN8][4];
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) d[n][e] = 0.0f;
+  }
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    if (first + u >= c.steps) break;
+    Scale s_cur = st.sc[u];
+    Zc zg = sym, zh = sym;
+    if constexpr (kZp) {
+      zg = zero_consts<kCode, kBf16>(st.zz[u] & 0xFFu);
+      zh = zero_consts<kCode, kBf16>(st.zz[u] >> 8);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (h == 1 && c.g32) {
+        // 32-row groups: the second half has its own scale and zero points (the K padding past
+        // the last group reads the last one; x is 0 there).
+        flush<kF16Scale, kN8>(acc, d, s_cur);
+        const int grp = min((((c.s + first + u) << 6) >> c.shift) + 1, c.last_group);
+        s_cur = __ldg(c.sc + grp * 8);
+        if constexpr (kZp) {
+          const uint32_t z2 = __ldg(c.zp + grp * 8);
+          zg = zero_consts<kCode, kBf16>(z2 & 0xFFu);
+          zh = zero_consts<kCode, kBf16>(z2 >> 8);
+        }
+      }
+      const int off = (first + u) * 64 + 32 * h;
+      uint4 xv[kN8];
+#pragma unroll
+      for (int n = 0; n < kN8; ++n) {
+        xv[n] = make_uint4(0, 0, 0, 0);
+        if (c.xlive[n] && off < c.klim) xv[n] = __ldg(reinterpret_cast<const uint4*>(c.x[n] + off));
+      }
+      step_half<kCode, kBf16>(st.w[u], h, zg, zh, xv, kN8, d);
+    }
+    flush<kF16Scale, kN8>(acc, d, s_cur);
+  }
+}
+
+// Blocks of 8 warps: 3 per SM (24 warps, 80 registers) for one stage, one n8 tile of x rows, f16
+// scales and no zero points, else 2 (128 registers: the others spill at 80).
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kN8, bool kPipe>
+__global__ void __launch_bounds__(kMaxWarps * 32, !kPipe && kN8 == 1 && kF16Scale && !kZp ? 3 : 2)
+    int_gemv_kernel(const GemvParams p) {
+  constexpr int kVecs = vecs_per_step<kCode>();
+  constexpr int kU = unroll<kCode, kPipe>();
   using Scale = typename ScaleT<kF16Scale>::type;
   __shared__ float red[kMaxWarps][kN8 * 4][32];
 
@@ -222,110 +357,46 @@ __global__ void __launch_bounds__(kMaxWarps * 32) int_gemv_kernel(const GemvPara
     for (int i = 0; i < 4; ++i) acc[n][i] = 0.0f;
   }
 
-  if (live) {
+  if (live && s_begin < s_end) {
+    Slice<kF16Scale, kN8> c;
     // This lane's code vectors: tile, step, lane (wo_repack's order; 8-bit: two 32-row steps).
-    const char* wbase = static_cast<const char*>(p.w) +
-                        (static_cast<int64_t>(tile) * p.steps * kVecs * 32 + lane) * 16;
-    const auto* sbase =
-        static_cast<const Scale*>(p.scales) + static_cast<int64_t>(tile) * p.groups * 8 + g;
-    const auto* zbase = kZp ? reinterpret_cast<const uint16_t*>(p.zeros) +
-                                  static_cast<int64_t>(tile) * p.groups * 8 + g
-                            : nullptr;
-    // x rows g (and g + 8) from column 8t of each 32-row half.
-    const __half* xrow[kN8];
-    bool xlive[kN8];
+    c.w = static_cast<const char*>(p.w) +
+          ((static_cast<int64_t>(tile) * p.steps + s_begin) * kVecs * 32 + lane) * 16;
+    c.sc = static_cast<const Scale*>(p.scales) + static_cast<int64_t>(tile) * p.groups * 8 + g;
+    c.zp = kZp ? reinterpret_cast<const uint16_t*>(p.zeros) +
+                     static_cast<int64_t>(tile) * p.groups * 8 + g
+               : nullptr;
 #pragma unroll
     for (int n = 0; n < kN8; ++n) {
       const int m = n * 8 + g;
-      xlive[n] = m < p.M;
-      xrow[n] =
-          static_cast<const __half*>(p.x) + static_cast<int64_t>(xlive[n] ? m : 0) * p.ldx + 8 * t;
+      c.xlive[n] = m < p.M;
+      c.x[n] = static_cast<const __half*>(p.x) + static_cast<int64_t>(c.xlive[n] ? m : 0) * p.ldx +
+               8 * t + static_cast<int64_t>(s_begin) * 64;
     }
+    c.klim = p.K - 8 * t - s_begin * 64;
+    c.s = s_begin;
+    c.steps = s_end - s_begin;
+    c.shift = p.group_shift < 0 ? 31 : p.group_shift;
+    c.last_group = p.groups - 1;
+    c.g32 = p.group_shift == 5;
     const Zc sym = zero_consts<kCode, kBf16>(static_cast<uint32_t>(p.sym_zero));
-
-    for (int s0 = s_begin; s0 < s_end; s0 += kU) {
-      uint4 wv[kU][kVecs];
-      Scale sc[kU][2];
-      uint32_t zz[kU][kZp ? 2 : 1];
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int s = s0 + u;
-        if (s < s_end) {
-#pragma unroll
-          for (int v = 0; v < kVecs; ++v) {
-            wv[u][v] = ld_stream(wbase + (static_cast<int64_t>(s) * kVecs + v) * 512);
-          }
-        }
+    const int chunks = (c.steps + kU - 1) / kU;
+    if constexpr (kPipe) {
+      // Two stages in registers: chunk i + 1's loads are issued before chunk i is computed.
+      Stage<kCode, kF16Scale, kU> a, b;
+      load_stage<kCode, kF16Scale, kZp, kN8, kU>(c, 0, a);
+      for (int i = 0; i < chunks; i += 2) {
+        if (i + 1 < chunks) load_stage<kCode, kF16Scale, kZp, kN8, kU>(c, i + 1, b);
+        compute_stage<kCode, kBf16, kF16Scale, kZp, kN8, kU>(c, i, a, sym, acc);
+        if (i + 1 >= chunks) break;
+        if (i + 2 < chunks) load_stage<kCode, kF16Scale, kZp, kN8, kU>(c, i + 2, a);
+        compute_stage<kCode, kBf16, kF16Scale, kZp, kN8, kU>(c, i + 1, b, sym, acc);
       }
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int s = s0 + u;
-        if (s < s_end) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            // The half's group (K padding past the last group reads the last one: x is 0 there).
-            const int grp =
-                p.group_shift < 0 ? 0 : min((s * 64 + 32 * h) >> p.group_shift, p.groups - 1);
-            sc[u][h] = __ldg(sbase + static_cast<int64_t>(grp) * 8);
-            if constexpr (kZp) zz[u][h] = __ldg(zbase + static_cast<int64_t>(grp) * 8);
-          }
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int s = s0 + u;
-        if (s >= s_end) break;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int k = s * 64 + 32 * h;
-          uint4 xv[kN8];
-#pragma unroll
-          for (int n = 0; n < kN8; ++n) {
-            xv[n] = make_uint4(0, 0, 0, 0);
-            if (xlive[n] && k + 8 * t < p.K)
-              xv[n] = __ldg(reinterpret_cast<const uint4*>(xrow[n] + k));
-          }
-          Zc zg = sym, zh = sym;
-          if constexpr (kZp) {
-            zg = zero_consts<kCode, kBf16>(zz[u][h] & 0xFFu);
-            zh = zero_consts<kCode, kBf16>(zz[u][h] >> 8);
-          }
-          float d[kN8][4];
-#pragma unroll
-          for (int jj = 0; jj < 2; ++jj) {
-            uint32_t a[4];
-            if constexpr (kCode == kU4) {
-              const uint4& w = wv[u][0];
-              const uint32_t q = h == 0 ? (jj == 0 ? w.x : w.y) : (jj == 0 ? w.z : w.w);
-              dequant4<kBf16>(q, zg, zh, a);
-            } else {
-              // 8-bit: vector h of the step; words (c = jj, column g), (c = jj, column g + 8).
-              const uint4& w = wv[u][h];
-              const uint32_t q0 = jj == 0 ? w.x : w.z;
-              const uint32_t q1 = jj == 0 ? w.y : w.w;
-              dequant8<kBf16>(q0, zg, a[0], a[2]);
-              dequant8<kBf16>(q1, zh, a[1], a[3]);
-            }
-#pragma unroll
-            for (int n = 0; n < kN8; ++n) {
-              const uint32_t b0 = jj == 0 ? xv[n].x : xv[n].z;
-              const uint32_t b1 = jj == 0 ? xv[n].y : xv[n].w;
-              if (jj == 0) {
-#pragma unroll
-                for (int i = 0; i < 4; ++i) d[n][i] = 0.0f;
-              }
-              mma<kBf16>(d[n], a, b0, b1);
-            }
-          }
-          const float2 s2 = scale_pair<kF16Scale>(sc[u][h]);
-#pragma unroll
-          for (int n = 0; n < kN8; ++n) {
-            acc[n][0] = fmaf(d[n][0], s2.x, acc[n][0]);
-            acc[n][1] = fmaf(d[n][1], s2.x, acc[n][1]);
-            acc[n][2] = fmaf(d[n][2], s2.y, acc[n][2]);
-            acc[n][3] = fmaf(d[n][3], s2.y, acc[n][3]);
-          }
-        }
+    } else {
+      for (int i = 0; i < chunks; ++i) {
+        Stage<kCode, kF16Scale, kU> a;
+        load_stage<kCode, kF16Scale, kZp, kN8, kU>(c, i, a);
+        compute_stage<kCode, kBf16, kF16Scale, kZp, kN8, kU>(c, i, a, sym, acc);
       }
     }
   }
@@ -371,19 +442,21 @@ __global__ void __launch_bounds__(kMaxWarps * 32) int_gemv_kernel(const GemvPara
 using KernelFn = void (*)(GemvParams);
 
 template <int kCode, bool kBf16, bool kF16Scale, bool kZp>
-KernelFn pick_n8(int n8) {
-  return n8 == 1 ? int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 1>
-                 : int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 2>;
+KernelFn pick_n8(const GemvVariant& v) {
+  if (v.pipe) {
+    return v.n8 == 1 ? int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 1, true>
+                     : int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 2, true>;
+  }
+  return v.n8 == 1 ? int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 1, false>
+                   : int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 2, false>;
 }
 
 template <int kCode, bool kBf16>
 KernelFn pick_scale(const GemvVariant& v) {
   if (v.f16_scale) {
-    return v.zeros ? pick_n8<kCode, kBf16, true, true>(v.n8)
-                   : pick_n8<kCode, kBf16, true, false>(v.n8);
+    return v.zeros ? pick_n8<kCode, kBf16, true, true>(v) : pick_n8<kCode, kBf16, true, false>(v);
   }
-  return v.zeros ? pick_n8<kCode, kBf16, false, true>(v.n8)
-                 : pick_n8<kCode, kBf16, false, false>(v.n8);
+  return v.zeros ? pick_n8<kCode, kBf16, false, true>(v) : pick_n8<kCode, kBf16, false, false>(v);
 }
 
 KernelFn pick(const GemvVariant& v) {

@@ -98,7 +98,7 @@ cudaError_t wo_stage_x(const void* x, int64_t ldx, const int32_t* perm, int64_t 
 
 // Codes are wo_repack's layout (kU4 / kU8) with N padded to 16 and K to kGemvStepRows.
 inline constexpr int kGemvStepRows = 64;
-inline constexpr int kGemvMaxWarps = 16;  // warps per block (tpb * wk)
+inline constexpr int kGemvMaxWarps = 8;  // warps per block (tpb * wk)
 
 struct GemvParams {
   const void* w;         // wo_repack codes [tiles][steps (of 64 rows)][32 lanes] x 16 B (x2 8-bit)
@@ -128,6 +128,7 @@ struct GemvVariant {
   bool f16_scale = false;
   bool zeros = false;  // zero points (else symmetric)
   int n8 = 1;          // x rows in n8 tiles: 1 (M <= 8) or 2 (M <= 16)
+  bool pipe = false;   // two register stages of 4 x 16 bytes per lane (else one of 8)
 };
 cudaError_t int_gemv_occupancy(const GemvVariant& variant, int threads, int* blocks);
 // grid = ceil(tiles / tpb) blocks of tpb * wk warps.

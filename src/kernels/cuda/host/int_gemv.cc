@@ -45,7 +45,7 @@ class GemvPrepared final : public PreparedLinear {
   int sym_zero = 8;
   bool act_order = false;
   int sm_count = 1;
-  // Resident blocks per SM of 8 and of 16 warps, per n8 (measured at prepare).
+  // Resident blocks (of 8 warps) per SM, per (pipe, n8) (measured at prepare).
   int occupancy[2][2] = {{1, 1}, {1, 1}};
   Tensor w, scales, zeros, perm, bias;
   void* default_stream = nullptr;
@@ -86,25 +86,35 @@ class GemvPrepared final : public PreparedLinear {
     prm.tiles = static_cast<int>(tiles);
     launch::GemvVariant v = variant;
     v.n8 = M <= 8 ? 1 : 2;
-    choose_split(prm, v.n8);
+    v.pipe = pipe();
+    choose_split(prm, v.n8, v.pipe);
     return cuda_status(launch::int_gemv_launch(v, prm, stream), kernel);
   }
 
  private:
   // Warps per tile (wk, splitting K) and tiles per block: the split whose last wave of blocks is
   // fullest, slightly penalised per doubling (each one adds a reduction and shortens the stream a
-  // warp keeps in flight), with at least 2 steps per warp. QLINEAR_CUDA_GEMV_WK=1|2|4|8|16 fixes
-  // wk (a tuning knob for measurements).
-  void choose_split(launch::GemvParams& prm, int n8) const {
+  // warp keeps in flight), with at least 2 steps per warp. QLINEAR_CUDA_GEMV_WK=1|2|4|8 fixes wk
+  // (a tuning knob for measurements).
+  // QLINEAR_CUDA_GEMV_PIPE=1: the two-stage register pipeline (a measurement knob).
+  static bool pipe() {
+    static const bool on = [] {
+      const char* v = std::getenv("QLINEAR_CUDA_GEMV_PIPE");
+      return v != nullptr && std::atoi(v) == 1;
+    }();
+    return on;
+  }
+
+  void choose_split(launch::GemvParams& prm, int n8, bool piped) const {
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_GEMV_WK");
       return v != nullptr ? std::atoi(v) : 0;
     }();
     auto apply = [&](int wk) {
       prm.wk = wk;
-      prm.tpb = std::max(1, 8 / wk);
+      prm.tpb = kMaxWarps / wk;
     };
-    if (forced == 1 || forced == 2 || forced == 4 || forced == 8 || forced == 16) {
+    if (forced == 1 || forced == 2 || forced == 4 || forced == 8) {
       apply(std::min(forced, std::max(1, prm.steps)));
       return;
     }
@@ -112,11 +122,10 @@ class GemvPrepared final : public PreparedLinear {
     double best_score = -1.0;
     for (int wk = 1; wk <= kMaxWarps; wk *= 2) {
       if (wk > 1 && prm.steps < 2 * wk) break;
-      const int tpb = std::max(1, 8 / wk);
-      const int warps = tpb * wk;
+      const int tpb = kMaxWarps / wk;
       const double blocks = std::ceil(static_cast<double>(prm.tiles) / tpb);
       const double capacity =
-          static_cast<double>(std::max(1, occupancy[warps > 8 ? 1 : 0][n8 - 1])) * sm_count;
+          static_cast<double>(std::max(1, occupancy[piped ? 1 : 0][n8 - 1])) * sm_count;
       const double waves = blocks / capacity;
       const double score = waves / std::ceil(waves) - 0.03 * std::log2(static_cast<double>(wk));
       if (score > best_score + 1e-9) {
@@ -226,17 +235,18 @@ PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& w
   QL_CUDA(cudaStreamSynchronize(stream));
   prep->perm = std::move(perm_dev);
 
-  for (int n8 = 1; n8 <= 2; ++n8) {
-    launch::GemvVariant probe = v;
-    probe.n8 = n8;
-    for (int i = 0; i < 2; ++i) {
+  for (int piped = 0; piped < 2; ++piped) {
+    for (int n8 = 1; n8 <= 2; ++n8) {
+      launch::GemvVariant probe = v;
+      probe.n8 = n8;
+      probe.pipe = piped == 1;
       int blocks = 0;
-      QL_CUDA(launch::int_gemv_occupancy(probe, i == 0 ? 256 : 512, &blocks));
+      QL_CUDA(launch::int_gemv_occupancy(probe, kMaxWarps * 32, &blocks));
       if (blocks < 1) {
         return make_error(ErrorCode::kUnsupported, "{}: {} threads per block do not fit on {}",
-                          kernel, i == 0 ? 256 : 512, device.device().name);
+                          kernel, kMaxWarps * 32, device.device().name);
       }
-      prep->occupancy[i][n8 - 1] = blocks;
+      prep->occupancy[piped][n8 - 1] = blocks;
     }
   }
   return std::unique_ptr<PreparedLinear>(std::move(prep));
