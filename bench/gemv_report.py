@@ -1,6 +1,7 @@
 """The decode table of bench/results/h200.md's gemv section: `qlinear bench --json` records of the
-gemv kernel (default selection) and of the mma kernel (QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80)
-next to gpu_peers.py's bf16 cuBLAS and tinygemm times (tests/device/gemv.sh writes all three).
+registry's choice (FIRST: the gemv kernel up to M = 8) and of the mma kernel (SECOND, with
+QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80) next to gpu_peers.py's bf16 cuBLAS and tinygemm
+times (tests/device/gemv.sh writes all three).
 
     python3 bench/gemv_report.py bench_gemv.jsonl bench_mma.jsonl gpu_peers.json
 """
@@ -30,9 +31,9 @@ def main():
             continue
         print(f"\n### {scheme}\n")
         tiny = scheme == "w4a16g128"
-        print("| K x N | M | floor us | gemv us | x floor | mma us | x floor | gemv / mma | bf16 cuBLAS us"
-              " | x bf16 |" + (" tinygemm us | vs tinygemm |" if tiny else ""))
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if tiny else ""))
+        print("| K x N | M | kernel | floor us | qlinear us | x floor | mma us | x floor | / mma"
+              " | bf16 cuBLAS us | x bf16 |" + (" tinygemm us | x tinygemm |" if tiny else ""))
+        print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if tiny else ""))
         order = []
         for k in keys:
             if (k[1], k[2]) not in order:
@@ -43,7 +44,9 @@ def main():
                 m = mma.get((scheme, K, N, M))
                 p = peers.get((K, N, M), {})
                 us = g["median_s"] * 1e6
-                line = f"| {K}x{N} | {M} | {g['floor_s'] * 1e6:.1f} | {us:.1f} | {g['ratio_floor']:.2f} |"
+                kern = g["kernel"].replace("cuda.int.", "").replace(".sm80", "")
+                line = (f"| {K}x{N} | {M} | {kern} | {g['floor_s'] * 1e6:.1f} | {us:.1f} |"
+                        f" {g['ratio_floor']:.2f} |")
                 if m:
                     line += f" {m['median_s'] * 1e6:.1f} | {m['ratio_floor']:.2f} | {g['median_s'] / m['median_s']:.2f} |"
                 else:

@@ -5,10 +5,11 @@
 # (QLINEAR_CUDA_GEMV_WK), Nsight Compute on single launches, compute-sanitizer on the reduced grid,
 # PyTorch's peers, and bench-model. Binaries and tools as tests/device/stage.sh ships them.
 #
-#   STAGES=grid,peers,bench,pipe,mma,sweep,ncu,sanitizer,model TOTAL_S=300 bash gemv.sh
+#   STAGES=grid,peers,bench,pipe,mma,sweep,ncu,sass,sanitizer,model TOTAL_S=300 bash gemv.sh
 #
-# QLINEAR_CUDA_GEMV_PIPE=1 selects the two-stage register pipeline (the "pipe" stage benches it,
-# and the grid, sweep, ncu and sanitizer stages run both).
+# QLINEAR_CUDA_GEMV_PIPE=0|1 forces the one-stage or the two-stage register pipeline (the "bench"
+# stage runs the registry's own choice, "pipe" forces the pipeline; the grid, sweep and sanitizer
+# stages run both; NCU_CFGS entries name one, -1 for the default).
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-$HERE/out}"
@@ -66,7 +67,7 @@ if has peers; then
   [[ -f "$OUT/gpu_peers.json" ]] && PEERS_ARG="--peers $OUT/gpu_peers.json"
 fi
 
-has bench && bench gemv QLINEAR_CUDA_GEMV_PIPE=0
+has bench && bench gemv QLINEAR_CUDA_GEMV_PIPE=-1
 has pipe && bench pipe QLINEAR_CUDA_GEMV_PIPE=1
 has mma && bench mma QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80
 
@@ -94,6 +95,19 @@ if has ncu; then
     grep -iE "Duration|DRAM Through|Compute \(SM\)|Achieved Occ|Registers Per|Grid Size|Warp Cycles Per Issued|Issued Warp|stalled" \
       "$OUT/ncu_${shape}_${m}_${scheme}_$pipe.txt" | head -12
   done
+fi
+
+if has sass; then
+  # The disassembly of the main instantiation (4-bit, bf16, f16 scales, symmetric, M <= 8, one
+  # stage) for instruction counts per step.
+  CUOBJDUMP="$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null | head -1)"
+  if [[ -n "$CUOBJDUMP" ]]; then
+    "$CUOBJDUMP" -sass "$QL" 2>/dev/null | awk -v k="${SASS_KERNEL:-int_gemv_kernelILi4ELb1ELb1ELb0ELi1ELb0E}" \
+      '/Function : /{f = index($0, k) > 0} f' >"$LOGS/sass_gemv.txt"
+    echo "sass: $(wc -l <"$LOGS/sass_gemv.txt") lines"
+  else
+    echo "sass: no cuobjdump"
+  fi
 fi
 
 if has sanitizer; then

@@ -1,11 +1,12 @@
 // cuda.int.gemv.sm80 | scheme: W4A16 / W8A16 int (GPTQ, AWQ, AutoRound, compressed-tensors), sym or
 // zero points, power-of-two groups >= 32 or channelwise, act-order; f16 or bf16 activations,
-// f32 / bf16 / f16 outputs; the decode bucket (M <= kCudaGemvMaxRows)
+// f32 / bf16 / f16 outputs; the decode bucket (M <= kCudaGemvMaxRows = 8; the mma kernel keeps
+// M 9-16)
 // after prepare: codes in wo_mma.cu's 16-byte fragment order (16-column tiles, N padded to 16, K
 // to 64), act-order rows sorted by group; scales / zero points as per-tile column pairs
-// run: y^T = W x^T on mma.m16n8k16 (weights as A, the x rows as one or two n8 tiles), one warp
-// per 16-column tile and slice of K, 8 x 16-byte code loads in flight per lane, no shared memory
-// but the fixed-order reduction of the K slices (int_gemv.cu)
+// run: y^T = W x^T on mma.m16n8k16 (weights as A, the x rows as one n8 tile), one warp per
+// 16-column tile and slice of K, 8 x 16-byte code loads in flight per lane (two stages of 4 for
+// K >= N), no shared memory but the fixed-order reduction of the K slices (int_gemv.cu)
 // limits: sm >= 80, K % 32 == 0, act-order only with all of K on this rank
 // tested on: NVIDIA H200 (sm90), tests/device grid
 #include <fmt/format.h>

@@ -446,7 +446,8 @@ void run_case(const TableCase& c) {
   }
 }
 
-// Decode (M <= 16) and prefill (M >= 33) problems: the CUDA mma kernels serve the first.
+// Decode (M <= 8 or 16) and prefill (M >= 33) problems: the CUDA gemv / mma kernels serve the
+// first.
 LinearProblem rows(LinearProblem p, int64_t m_min, int64_t m_max) {
   p.m_min = m_min;
   p.m_max = m_max;
@@ -462,7 +463,7 @@ TEST(RegistryTest, CudaTable) {
   ao_split.act_order = true;
   ao_split.tp = 2;
   ao_split.full_K = 4096;
-  const LinearProblem decode = rows(int4_problem(), 1, 16);
+  const LinearProblem decode = rows(int4_problem(), 1, 8);
   const LinearProblem prefill = rows(int4_problem(), 33, 4096);
   const LinearProblem fp8_token = fp8_problem(ActQuant::kDynamicToken);
   const LinearProblem fp8_block =
@@ -493,15 +494,15 @@ TEST(RegistryTest, CudaTable) {
         "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
         "cuda.int.wgmma.sm90=ok", "reference.int.scalar=wrong-platform",
         "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
-      // int8 with zero points and group 32: the mma kernel.
+      // int8 with zero points and group 32 over M 1-16: the gemv kernel serves M <= 8 only.
       {"cuda:sm80",
        rows(g32_zp8, 1, 16),
        "auto",
        "",
        "",
-       "cuda.int.gemv.sm80",
+       "cuda.int.mma.sm80",
        Fp8Mode::kNone,
-       {"cuda.int.gemv.sm80=ok", "cuda.int.mma.sm80=ok", "cuda.fp8.w8a16.mma.sm80=scheme",
+       {"cuda.int.gemv.sm80=m-range", "cuda.int.mma.sm80=ok", "cuda.fp8.w8a16.mma.sm80=scheme",
         "cuda.fp8.cublaslt.sm89=capability", "cuda.int.blas.cublaslt=ok",
         "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
         "cuda.int.wgmma.sm90=capability", "reference.int.scalar=wrong-platform",

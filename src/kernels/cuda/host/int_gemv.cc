@@ -96,13 +96,17 @@ class GemvPrepared final : public PreparedLinear {
   // fullest, slightly penalised per doubling (each one adds a reduction and shortens the stream a
   // warp keeps in flight), with at least 2 steps per warp. QLINEAR_CUDA_GEMV_WK=1|2|4|8 fixes wk
   // (a tuning knob for measurements).
-  // QLINEAR_CUDA_GEMV_PIPE=1: the two-stage register pipeline (a measurement knob).
-  static bool pipe() {
-    static const bool on = [] {
+  // The two-stage register pipeline for layers with K >= N (few column tiles, long K slices: the
+  // warps stream longer, 16 per SM with loads always in flight), one stage of 8 vectors and 24
+  // warps per SM for wide ones (H200, bench/results/h200.md). QLINEAR_CUDA_GEMV_PIPE=0|1 forces
+  // either (a measurement knob).
+  bool pipe() const {
+    static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_GEMV_PIPE");
-      return v != nullptr && std::atoi(v) == 1;
+      return v != nullptr ? std::atoi(v) : -1;
     }();
-    return on;
+    if (forced == 0 || forced == 1) return forced == 1;
+    return problem().K >= problem().N;
   }
 
   void choose_split(launch::GemvParams& prm, int n8, bool piped) const {
