@@ -225,6 +225,7 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
                            ? static_cast<double>(result.bytes_per_token) *
                                  result.decode_tokens_per_s / (result.membw_gbps * 1e9)
                            : 0.0;
+  result.decode_step = decoder->decode_step();
   std::set<std::string> seen;
   for (const DecoderLayerKernels& k : decoder->kernels()) {
     const std::string kind = k.name.substr(k.name.rfind('.') + 1);
@@ -247,6 +248,7 @@ std::string model_result_json(const ModelBenchResult& r) {
   j["bytes_per_token"] = r.bytes_per_token;
   j["membw_gbps"] = r.membw_gbps;
   j["ratio_membw"] = r.ratio_membw;
+  j["decode_step"] = r.decode_step;
   j["kernels"] = r.kernels;
   return j.dump();
 }

@@ -33,6 +33,7 @@ struct ModelBenchResult {
   double membw_gbps = 0.0;           // read bandwidth, probed before and after the decode
   double ratio_membw = 0.0;          // bytes_per_token * decode tok/s / membw
   std::vector<std::string> kernels;  // one "layer: kernel [engine]" per distinct choice
+  std::string decode_step;           // Decoder::decode_step() after the decode
 };
 
 std::vector<std::string> synthetic_model_names();

@@ -48,6 +48,7 @@ Status run_bench_model(BenchModelCliOptions& opts) {
                r.bytes_per_token / 1e6, r.bytes_per_token * r.decode_tokens_per_s / 1e9,
                opts.decoder.device);
   }
+  fmt::print("  decode step: {}\n", r.decode_step);
   for (const std::string& k : r.kernels) fmt::print("  {}\n", k);
   return Status::ok_status();
 }

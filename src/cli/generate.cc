@@ -170,6 +170,7 @@ Status run_generate(const GenerateCliOptions& opts) {
                                 {"load_s", decoder->load_seconds()},
                                 {"prefill_tokens_per_s", prefill_tps},
                                 {"decode_tokens_per_s", decode_tps},
+                                {"decode_step", decoder->decode_step()},
                                 {"kernels", kernels}};
     // Invalid UTF-8 a model may produce is replaced, never a thrown exception.
     fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -58,6 +58,9 @@ void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set) {
         ->check(CLI::IsMember({"f32", "bf16"}))
         ->capture_default_str();
   }
+  cmd->add_flag("--eager", flags->eager,
+                "GPU: launch each kernel of a decode step from the host instead of replaying the "
+                "step recorded as a CUDA graph");
 }
 
 Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags) {
@@ -68,6 +71,7 @@ Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags) {
   options.threads = flags.threads;
   options.act_dtype = flags.dtype == "bf16" ? DType::kBF16 : DType::kF32;
   options.kv_dtype = flags.kv_dtype == "bf16" ? DType::kBF16 : DType::kF32;
+  options.record_decode = !flags.eager;
   return options;
 }
 

@@ -35,6 +35,7 @@ struct DecoderFlags {
   int tp = 1;
   std::string dtype = "f32";     // activations the linear layers read
   std::string kv_dtype = "f32";  // the KV cache
+  bool eager = false;            // launch every kernel of a GPU decode step from the host
 };
 
 // Which of the optional decoder flags a command offers.

@@ -36,6 +36,12 @@ class CpuContext final : public DeviceContext {
 
 }  // namespace
 
+Result<std::unique_ptr<RecordedWork>> DeviceContext::record(
+    const std::function<Status()>& /*body*/) {
+  return make_error(ErrorCode::kUnsupported, "device \"{}\" cannot record queued work for replay",
+                    device().name);
+}
+
 Location device_location(const Device& device) {
   switch (device.platform) {
     case Platform::kCpu:

@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "core/status.h"
 #include "core/tensor.h"
@@ -12,6 +14,15 @@
 #include "qlinear/view.h"
 
 namespace qlinear {
+
+// Work recorded once from a device's default queue and submitted again as one unit (a CUDA
+// graph): the runner's decode step, whose buffers and launch arguments are the same every token.
+class RecordedWork {
+ public:
+  virtual ~RecordedWork() = default;
+  // Queues the recorded work on the default queue again; does not wait.
+  virtual Status replay() = 0;
+};
 
 class DeviceContext {
  public:
@@ -36,6 +47,11 @@ class DeviceContext {
   virtual void* default_stream() const = 0;
   // Waits until the default queue (or `stream`) is idle.
   virtual Status synchronize(void* stream = nullptr) = 0;
+  // Records what `body` queues on the default queue, without running it, into work that
+  // replay() queues again. kUnsupported where the device cannot record (the cpu, OpenCL). An
+  // error of `body`, or a call inside it that cannot be recorded (a wait, a synchronous copy),
+  // ends the recording and is returned; the queue is usable afterwards either way.
+  virtual Result<std::unique_ptr<RecordedWork>> record(const std::function<Status()>& body);
 };
 
 // The context of a real device (created once per device and kept for the process). A simulated

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -129,6 +130,9 @@ class DeviceDecoder final : public Decoder {
   std::vector<DecoderLayerKernels> kernels() const override { return kernels_; }
   uint64_t weight_bytes() const override { return weight_bytes_; }
   double load_seconds() const override { return load_seconds_; }
+  std::string decode_step() const override {
+    return decode_step_ != nullptr ? "CUDA graph" : "launch by launch (" + why_eager_ + ")";
+  }
 
   Status load(DecoderWeights& weights, const Device& device, const DecoderOptions& options);
   Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
@@ -139,9 +143,16 @@ class DeviceDecoder final : public Decoder {
   Status add_column(ColumnProjection& projection, std::vector<int> slot_ids, const ShardPlan& plan,
                     Linear linear);
   Status check_complete() const;
+  // Whether every linear layer's kernels can run inside a recorded step (a CUDA graph).
+  bool every_linear_capturable() const;
   Status allocate_buffers();
   Status run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out);
   Status run_row(const RowProjection& p, ConstMatrixView x, MatrixView out);
+  // Queues the forward of T tokens (ids_ and positions_ already written) up to the lm_head's
+  // outputs in lm_buf_, with no wait and no copy to the host (so it can be recorded).
+  Status queue_step(int64_t T, bool all_logits);
+  // Replays (recording it first) the one-token step; false: run it launch by launch instead.
+  Result<bool> replay_decode_step();
   // A device tensor of `dtype` [rows, cols] (host memory on the cpu).
   Result<Tensor> device_tensor(DType dtype, int64_t rows, int64_t cols) const;
   // `host` in the device's memory (itself on the cpu).
@@ -168,7 +179,14 @@ class DeviceDecoder final : public Decoder {
 
   // Buffers for max_rows tokens, allocated once.
   Tensor hidden_, normed_, delta_, partial_, ids_, positions_, workspace_, rope_cos_, rope_sin_;
-  Tensor host_ids_, host_logits_;  // staging for a device: token ids and positions up, logits down
+  Tensor host_ids_, host_logits_;  // pinned staging for a device: ids and positions up, logits down
+  // The one-token step recorded once (a CUDA graph) and replayed for every decode token: one
+  // submission instead of ~10 launches per layer. Null until the first decode step, and for good
+  // when the device cannot record (why_not_recorded_ says why, QLINEAR_VERBOSE=run).
+  std::unique_ptr<RecordedWork> decode_step_;
+  bool record_decode_ = false;
+  int eager_decode_steps_ = 0;
+  std::string why_eager_ = "not yet recorded";
   Tensor kv_k_, kv_v_;
   std::vector<Tensor> qkv_buf_, attn_buf_, gate_up_buf_, act_buf_, lm_buf_;
   RopeTable rope_;
@@ -332,7 +350,7 @@ Status DeviceDecoder::allocate_buffers() {
   QL_ASSIGN_OR_RETURN(ids_, device_tensor(DType::kI32, 1, R));
   QL_ASSIGN_OR_RETURN(positions_, device_tensor(DType::kI32, 1, R));
   if (!on_host()) {
-    QL_ASSIGN_OR_RETURN(host_ids_, Tensor::allocate(DType::kI32, {2, R}));
+    QL_ASSIGN_OR_RETURN(host_ids_, Tensor::allocate(DType::kI32, {2, R}, dc_->staging_allocator()));
   }
   std::size_t workspace = 0;
   auto need = [&](const Linear& l) { workspace = std::max(workspace, l.workspace_bytes(R)); };
@@ -375,7 +393,8 @@ Status DeviceDecoder::allocate_buffers() {
   if (!on_host()) {
     int64_t widest = 0;
     for (const ColumnProjection& lm : lm_head_) widest = std::max(widest, lm.width);
-    QL_ASSIGN_OR_RETURN(host_logits_, Tensor::allocate(DType::kF32, {R, widest}));
+    QL_ASSIGN_OR_RETURN(host_logits_,
+                        Tensor::allocate(DType::kF32, {R, widest}, dc_->staging_allocator()));
   }
   QL_ASSIGN_OR_RETURN(workspace_, Tensor::allocate(DType::kU8, {static_cast<int64_t>(workspace)},
                                                    dc_->allocator()));
@@ -508,6 +527,12 @@ Status DeviceDecoder::load(DecoderWeights& weights, const Device& device,
   progress.finish();
   QL_RETURN_IF_ERROR(check_complete());
   QL_RETURN_IF_ERROR(allocate_buffers());
+  why_eager_ = on_host()                    ? "the cpu"
+               : !options_.record_decode    ? "--eager"
+               : options_.on_linear_input   ? "a calibration hook"
+               : !every_linear_capturable() ? "a kernel cannot run inside a CUDA graph"
+                                            : "not yet recorded";
+  record_decode_ = why_eager_ == "not yet recorded";
   load_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::ok_status();
 }
@@ -525,36 +550,24 @@ Status DeviceDecoder::run_row(const RowProjection& p, ConstMatrixView x, MatrixV
   return p.linear->run(x, out, ctx_);
 }
 
-Status DeviceDecoder::forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
-                              MatrixView logits) {
+bool DeviceDecoder::every_linear_capturable() const {
+  auto column = [](const ColumnProjection& p) {
+    return std::all_of(p.parts.begin(), p.parts.end(),
+                       [](const ColumnPart& part) { return part.linear.capturable(); });
+  };
+  auto row = [](const RowProjection& p) { return p.linear.has_value() && p.linear->capturable(); };
+  for (const Layer& layer : layers_) {
+    for (const RankLayer& rank : layer.ranks) {
+      if (!column(rank.qkv) || !column(rank.gate_up) || !row(rank.o) || !row(rank.down)) {
+        return false;
+      }
+    }
+  }
+  return std::all_of(lm_head_.begin(), lm_head_.end(), column);
+}
+
+Status DeviceDecoder::queue_step(int64_t T, bool all_logits) {
   const ModelConfig& c = config_;
-  const auto T = static_cast<int64_t>(tokens.size());
-  if (T < 1 || T > options_.max_rows) {
-    return make_error(ErrorCode::kInvalidArgument, "forward: {} tokens; 1 to {} per call", T,
-                      options_.max_rows);
-  }
-  if (start < 0 || start + T > options_.ctx) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "forward: positions {}..{} do not fit the context of {} (--ctx)", start,
-                      start + T - 1, options_.ctx);
-  }
-  const int64_t out_rows = all_logits ? T : 1;
-  if (logits.rows() != out_rows || logits.cols() != c.vocab || logits.dtype() != DType::kF32) {
-    return make_error(ErrorCode::kInvalidArgument, "forward: logits must be f32 [{}, {}]", out_rows,
-                      c.vocab);
-  }
-  // Token ids and positions: written in place on the cpu, staged and uploaded for a device.
-  int32_t* ids_at = on_host() ? ids_.data_as<int32_t>() : host_ids_.data_as<int32_t>();
-  int32_t* pos_at = on_host() ? positions_.data_as<int32_t>() : ids_at + options_.max_rows;
-  for (int64_t t = 0; t < T; ++t) {
-    ids_at[t] = tokens[static_cast<std::size_t>(t)];
-    pos_at[t] = static_cast<int32_t>(start + t);
-  }
-  if (!on_host()) {
-    const auto bytes = static_cast<std::size_t>(T) * sizeof(int32_t);
-    QL_RETURN_IF_ERROR(dc_->upload(ids_.data(), 0, ids_at, bytes));
-    QL_RETURN_IF_ERROR(dc_->upload(positions_.data(), 0, pos_at, bytes));
-  }
   const ConstMatrixView ids = ids_.matrix().slice_cols(0, T);
   const ConstMatrixView pos = positions_.matrix().slice_cols(0, T);
   const MatrixView x = hidden_.matrix().slice_rows(0, T);
@@ -617,14 +630,82 @@ Status DeviceDecoder::forward(std::span<const int32_t> tokens, int64_t start, bo
         l + 1 < c.layers ? layers_[static_cast<std::size_t>(l + 1)].input_norm : final_norm_;
     QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, next.matrix(), eps, normed));
   }
-  // Logits of the rows asked for, each rank's vocabulary slice into its columns (of a device
-  // buffer first when `logits` is host memory the device cannot write).
+  // The lm_head of the rows asked for, each rank's vocabulary slice into its buffer.
   const ConstMatrixView last = all_logits ? ConstMatrixView(normed) : normed.slice_rows(T - 1, 1);
+  for (std::size_t r = 0; r < lm_head_.size(); ++r) {
+    const MatrixView out = lm_buf_[r].matrix().slice_rows(0, last.rows());
+    QL_RETURN_IF_ERROR(run_column(lm_head_[r], last, out));
+  }
+  return Status::ok_status();
+}
+
+Result<bool> DeviceDecoder::replay_decode_step() {
+  if (decode_step_ == nullptr && eager_decode_steps_ < 1) {
+    // The first one-token step runs launch by launch: kernels that set themselves up on their
+    // first call at this M (a cuBLASLt heuristic, a workspace) do it outside the recording.
+    ++eager_decode_steps_;
+    return false;
+  }
+  if (decode_step_ == nullptr) {
+    auto recorded = dc_->record([&] { return queue_step(1, false); });
+    if (!recorded.ok()) {
+      // Recording is an optimisation: the step runs launch by launch from now on (an error of
+      // the step itself shows again there).
+      record_decode_ = false;
+      why_eager_ = "recording failed: " + recorded.status().message();
+      log_message(LogLevel::kVerbose, "run",
+                  fmt::format("{}: the decode step runs launch by launch: {}", where_,
+                              recorded.status().message()));
+      return false;
+    }
+    decode_step_ = std::move(recorded).value();
+  }
+  QL_RETURN_IF_ERROR(decode_step_->replay());
+  return true;
+}
+
+Status DeviceDecoder::forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
+                              MatrixView logits) {
+  const ModelConfig& c = config_;
+  const auto T = static_cast<int64_t>(tokens.size());
+  if (T < 1 || T > options_.max_rows) {
+    return make_error(ErrorCode::kInvalidArgument, "forward: {} tokens; 1 to {} per call", T,
+                      options_.max_rows);
+  }
+  if (start < 0 || start + T > options_.ctx) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "forward: positions {}..{} do not fit the context of {} (--ctx)", start,
+                      start + T - 1, options_.ctx);
+  }
+  const int64_t out_rows = all_logits ? T : 1;
+  if (logits.rows() != out_rows || logits.cols() != c.vocab || logits.dtype() != DType::kF32) {
+    return make_error(ErrorCode::kInvalidArgument, "forward: logits must be f32 [{}, {}]", out_rows,
+                      c.vocab);
+  }
+  // Token ids and positions: written in place on the cpu, staged and uploaded for a device.
+  int32_t* ids_at = on_host() ? ids_.data_as<int32_t>() : host_ids_.data_as<int32_t>();
+  int32_t* pos_at = on_host() ? positions_.data_as<int32_t>() : ids_at + options_.max_rows;
+  for (int64_t t = 0; t < T; ++t) {
+    ids_at[t] = tokens[static_cast<std::size_t>(t)];
+    pos_at[t] = static_cast<int32_t>(start + t);
+  }
+  if (!on_host()) {
+    const auto bytes = static_cast<std::size_t>(T) * sizeof(int32_t);
+    QL_RETURN_IF_ERROR(dc_->upload(ids_.data(), 0, ids_at, bytes));
+    QL_RETURN_IF_ERROR(dc_->upload(positions_.data(), 0, pos_at, bytes));
+  }
+  if (T == 1 && !all_logits && record_decode_) {
+    QL_ASSIGN_OR_RETURN(const bool replayed, replay_decode_step());
+    if (!replayed) QL_RETURN_IF_ERROR(queue_step(T, all_logits));
+  } else {
+    QL_RETURN_IF_ERROR(queue_step(T, all_logits));
+  }
+  // Logits of the rows asked for, each rank's vocabulary slice into its columns (through the
+  // host staging buffer when `logits` is host memory the device cannot write).
   int64_t column = 0;
   for (std::size_t r = 0; r < lm_head_.size(); ++r) {
     const ColumnProjection& lm = lm_head_[r];
     const MatrixView out = lm_buf_[r].matrix().slice_rows(0, out_rows);
-    QL_RETURN_IF_ERROR(run_column(lm, last, out));
     const MatrixView dst = logits.slice_cols(column, lm.slots[0]->size);
     if (on_host()) {
       QL_RETURN_IF_ERROR(ops_->copy(out.slice_cols(lm.slots[0]->begin, lm.slots[0]->size), dst));
@@ -642,6 +723,7 @@ class OwningDecoder final : public Decoder {
   OwningDecoder(std::unique_ptr<DecoderWeights> weights, std::unique_ptr<Decoder> decoder)
       : weights_(std::move(weights)), decoder_(std::move(decoder)) {}
   const ModelConfig& config() const override { return decoder_->config(); }
+  std::string decode_step() const override { return decoder_->decode_step(); }
   int64_t max_rows() const override { return decoder_->max_rows(); }
   int64_t context() const override { return decoder_->context(); }
   Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,

@@ -34,6 +34,9 @@ struct DecoderOptions {
   DType kv_dtype = DType::kF32;   // the KV cache (f32 or bf16)
   int threads = 0;                // CPU threads, 0: all cores
   bool progress = true;           // a loading bar on a terminal
+  // On a GPU, record the one-token decode step once (a CUDA graph) and replay it every token;
+  // off: every kernel is launched from the host each token (the eager path, for comparison).
+  bool record_decode = true;
   // Called with each linear layer's input rows just before the layer runs (cpu, tp 1): how
   // `qlinear quantize` collects calibration statistics. Unset: never called.
   std::function<void(std::string_view layer, ConstMatrixView x)> on_linear_input;
@@ -93,6 +96,8 @@ class Decoder {
   // Bytes of weights one decode step reads (every linear layer once, the embedding row aside).
   virtual uint64_t weight_bytes() const = 0;
   virtual double load_seconds() const = 0;
+  // How a one-token step runs: "CUDA graph" once recorded, else "launch by launch (why)".
+  virtual std::string decode_step() const { return "launch by launch"; }
 };
 
 }  // namespace qlinear

@@ -4,7 +4,7 @@
 # runs, compute-sanitizer memcheck on a reduced grid, PyTorch's peers and `qlinear bench --device
 # cuda` in the same call, and the report's plots. Logs go under $OUT.
 #
-#   STAGES=env,grid,runner,peers,bench,sanitizer,report TOTAL_S=560 bash tests/device/run.sh
+#   STAGES=env,grid,runner,decode_peer,peers,bench,sanitizer,report TOTAL_S=560 bash tests/device/run.sh
 #
 # Binaries: $QL_BIN (default ./bin next to this script) holding qlinear, cuda_device_tests and
 # model_tests, as tests/device/stage.sh copies them from this machine's build; with QL_BUILD=1 the
@@ -87,7 +87,7 @@ if has runner; then
   export QLINEAR_SOURCE_DIR="$QL_ROOT"
   timeout "$(lim 60)" "$MODEL_TESTS" --gtest_color=no --gtest_filter='CudaOpsTest.*' 2>&1 |
     tee "$LOGS/runner_ops.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|error|Which is|cuda [^o]" | head -40
-  timeout "$(lim 90)" "$MODEL_TESTS" --gtest_color=no --gtest_filter='Folders/HfGolden.*cuda*' 2>&1 |
+  timeout "$(lim 90)" "$MODEL_TESTS" --gtest_color=no --gtest_filter='Folders/HfGolden.*cuda*:Folders/DecodeGraph.*' 2>&1 |
     tee "$LOGS/runner_golden.log" | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) |Failure|Expected|Which is|error" | head -40
   PROMPT="And God said unto Moses,"
   for dev in cpu cuda; do
@@ -113,7 +113,8 @@ if len(runs) == 2:
           "; == transformers' greedy text:", runs["cuda"]["text"] == golden["greedy_text"])
     print("cuda text:", repr(runs["cuda"]["text"]))
 PY
-  IFS=';' read -r -a RB <<<"${RUNNER_BENCH:---synthetic llama3.2-1b --format w4a16g128;--synthetic llama3.2-1b --format bf16}"
+  # Each shape and format twice: the recorded decode step (CUDA graph) and --eager.
+  IFS=';' read -r -a RB <<<"${RUNNER_BENCH:---synthetic llama3.2-1b --format w4a16g128;--synthetic llama3.2-1b --format w4a16g128 --eager;--synthetic llama3.2-1b --format bf16;--synthetic llama3.2-1b --format bf16 --eager}"
   : >"$OUT/bench_model.jsonl"
   for run in "${RB[@]}"; do
     stamp "bench-model $run"
@@ -126,6 +127,22 @@ PY
   timeout "$(lim "${RUNNER_FIXTURES_S:-120}")" "$MODEL_TESTS" --gtest_color=no \
     --gtest_filter='Fixtures/EveryFormatOnCuda.*' 2>&1 | tee "$LOGS/runner_fixtures.log" |
     grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) |Failure|Expected|Which is|error|\[ cuda" | head -80
+fi
+
+if has decode_peer; then
+  # PyTorch's batch-1 decode of the same shapes (gpt-fast recipe; DECODE_PEERS: ';' separated
+  # "MODEL QUANT" pairs; COMPILE=0 captures the eager step in a CUDA graph by hand).
+  stamp decode_peer
+  : >"$OUT/gpu_decode_peer.jsonl"
+  IFS=';' read -r -a DP <<<"${DECODE_PEERS:-llama3.2-1b int4;llama3.2-1b bf16}"
+  for pair in "${DP[@]}"; do
+    read -r model quant <<<"$pair"
+    MODEL="$model" QUANT="$quant" COMPILE="${PEER_COMPILE:-0}" OUT="$LOGS" \
+      timeout "$(lim "${DECODE_PEER_S:-90}")" python3 "$HERE/tools/gpu_decode_peer.py" 2>&1 |
+      tail -4 | tee -a "$LOGS/decode_peer.log"
+    [[ -f "$LOGS/gpu_decode_peer.json" ]] && cat "$LOGS/gpu_decode_peer.json" >>"$OUT/gpu_decode_peer.jsonl" &&
+      echo >>"$OUT/gpu_decode_peer.jsonl" && rm -f "$LOGS/gpu_decode_peer.json"
+  done
 fi
 
 if has peers; then

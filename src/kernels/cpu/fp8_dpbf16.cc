@@ -42,8 +42,14 @@ const ByteTables kByteTables;
 }  // namespace
 
 // --- shift decoder: avx512f/bw/bf16 only ---------------------------------------------------
+// Each decoder is a region compiled for its instruction set (GCC's target pragma; clang, which
+// ignores it, applies the same target attribute to every function in the region).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512bf16")
+#endif
 namespace shift {
 namespace {
 
@@ -73,11 +79,19 @@ void run(const Fp8Panels& w, const Bf16Activations& x, MatrixView y, int threads
 }
 
 }  // namespace shift
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 // --- vbmi decoder: byte-table lookups ------------------------------------------------------
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16,avx512vbmi"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512bf16,avx512vbmi")
+#endif
 namespace vbmi {
 namespace {
 
@@ -111,7 +125,11 @@ void run(const Fp8Panels& w, const Bf16Activations& x, MatrixView y, int threads
 }
 
 }  // namespace vbmi
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 PanelLayout dpbf16_layout() {
   return __builtin_cpu_supports("avx512vbmi") ? PanelLayout::kPairsVbmi : PanelLayout::kPairs;

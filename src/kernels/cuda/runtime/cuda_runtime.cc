@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -71,6 +72,34 @@ class PinnedAllocator final : public Allocator {
   }
 };
 
+// A recorded CUDA graph, replayed on the stream it was captured from.
+class CudaGraphWork final : public RecordedWork {
+ public:
+  CudaGraphWork(cudaGraphExec_t exec, cudaStream_t stream, int device)
+      : exec_(exec), stream_(stream), device_(device) {}
+  ~CudaGraphWork() override { (void)cudaGraphExecDestroy(exec_); }
+  CudaGraphWork(const CudaGraphWork&) = delete;
+  CudaGraphWork& operator=(const CudaGraphWork&) = delete;
+  Status replay() override {
+    QL_CUDA(cudaSetDevice(device_));
+    QL_CUDA(cudaGraphLaunch(exec_, stream_));
+    return Status::ok_status();
+  }
+
+ private:
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+  int device_;
+};
+
+// The captured graph is not needed once instantiated (or when the capture failed).
+struct GraphGuard {
+  cudaGraph_t graph;
+  ~GraphGuard() {
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+  }
+};
+
 class CudaContext final : public DeviceContext {
  public:
   CudaContext(Device device, cudaStream_t stream)
@@ -110,6 +139,23 @@ class CudaContext final : public DeviceContext {
     QL_CUDA(cudaSetDevice(device_.index));
     QL_CUDA(cudaStreamSynchronize(stream != nullptr ? static_cast<cudaStream_t>(stream) : stream_));
     return Status::ok_status();
+  }
+  Result<std::unique_ptr<RecordedWork>> record(const std::function<Status()>& body) override {
+    QL_CUDA(cudaSetDevice(device_.index));
+    // Thread-local mode: another thread's unsafe calls (a cudaMalloc while loading) do not
+    // break this capture, while a wait or a synchronous copy inside `body` does, and is reported.
+    QL_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    const Status body_status = body();
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+    (void)cudaGetLastError();  // a failed capture leaves its error; the stream is usable again
+    GraphGuard guard{graph};
+    QL_RETURN_IF_ERROR(body_status);
+    QL_RETURN_IF_ERROR(cuda_status(
+        end, "cudaStreamEndCapture (the recorded work made a call a CUDA graph cannot hold)"));
+    cudaGraphExec_t exec = nullptr;
+    QL_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    return std::unique_ptr<RecordedWork>(new CudaGraphWork(exec, stream_, device_.index));
   }
 
  private:
