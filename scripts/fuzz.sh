@@ -17,15 +17,26 @@ fuzz_quant_auto_round fuzz_quant_compressed_tensors fuzz_quant_fp8 fuzz_quant_an
 targets=${FUZZ_TARGETS:-$all_targets}
 jobs=${FUZZ_BUILD_JOBS:-2}
 
+# The seed writer needs the whole library; the ci build (scripts/test.sh) already has it, so the
+# clang build then compiles only the parsers the targets link. FUZZ_SEEDS_FROM: another build.
+seeds_build=${FUZZ_SEEDS_FROM:-build-ci}
+make_seeds="$seeds_build/fuzz/make_seeds"
 if [ -z "${FUZZ_NO_BUILD:-}" ]; then
   cmake --preset fuzz >/dev/null
+  if [ -d "$seeds_build" ] && cmake --build "$seeds_build" -j "$jobs" --target make_seeds >/dev/null; then
+    echo "seeds: $make_seeds"
+  else
+    make_seeds=build-fuzz/fuzz/make_seeds
+    targets_to_build="make_seeds"
+  fi
   # shellcheck disable=SC2086
-  cmake --build build-fuzz -j "$jobs" --target make_seeds $targets
+  cmake --build build-fuzz -j "$jobs" --target ${targets_to_build:-} $targets
 fi
+[ -x "$make_seeds" ] || make_seeds=build-fuzz/fuzz/make_seeds
 
 out=build-fuzz/fuzz
 rm -rf "$out/seeds"
-"$out/make_seeds" "$out/seeds" >/dev/null
+"$make_seeds" "$out/seeds" >/dev/null
 mkdir -p "$out/artifacts"
 
 seeds_of() {

@@ -76,7 +76,9 @@ TEST_P(DecodeGraph, ReplayedStepsEqualTheEagerStepsBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Folders, DecodeGraph,
                          ::testing::Values("llama3", "mistral", "qwen2", "qwen3", "llama_sharded"),
-                         [](const auto& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& folder) {
+                           return folder.param;
+                         });
 
 TEST(DecodeGraphCpu, TheCpuRunsLaunchByLaunchAndSaysSo) {
   Result<Device> device = detect_device("cpu");
