@@ -13,11 +13,12 @@ mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/tools"
 cp "$BUILD/qlinear" "$DEST/bin/"
 cp "$BUILD/tests/device/cuda_device_tests" "$DEST/bin/"
 # The runner's GPU tests (cuda ops, goldens, fixture formats) live in model_tests.
-cp "$BUILD/tests/unit/model/model_tests" "$DEST/bin/"
-strip "$DEST/bin/qlinear" "$DEST/bin/cuda_device_tests" "$DEST/bin/model_tests"
+# (A build of only qlinear and cuda_device_tests ships without them: tests/device/gemv.sh.)
+[[ -f "$BUILD/tests/unit/model/model_tests" ]] && cp "$BUILD/tests/unit/model/model_tests" "$DEST/bin/"
+strip "$DEST"/bin/*
 # Libraries outside the base system and CUDA (those the device image has: libc, libstdc++,
 # libgomp, libcuda, libcublasLt).
-for lib in $(ldd "$DEST/bin/qlinear" "$DEST/bin/cuda_device_tests" "$DEST/bin/model_tests" | awk '/=> \//{print $3}' | sort -u); do
+for lib in $(ldd "$DEST"/bin/* | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libstdc++*|libgcc_s*|libgomp*|libcuda.so*|libcublas*|libdl.so*|libpthread*|librt.so*|ld-linux*) ;;
     *) cp -L "$lib" "$DEST/lib/" ;;
@@ -26,7 +27,7 @@ done
 # bin/ and lib/ travel as one xz archive (openblas alone is 36 MB); run.sh unpacks it.
 tar cJf "$DEST/payload.tar.xz" -C "$DEST" bin lib
 rm -rf "$DEST/bin" "$DEST/lib"
-cp "$ROOT/tests/device/run.sh" "$DEST/"
+cp "$ROOT/tests/device/run.sh" "$ROOT/tests/device/gemv.sh" "$DEST/"
 cp /work/shared/tools/gpu_peers.py /work/shared/tools/gpu_decode_peer.py "$DEST/tools/"
 cp "$ROOT/bench/h200_report.py" "$ROOT/tests/device/print_bench.py" "$DEST/tools/"
 du -sh "$DEST"; ls -la "$DEST"

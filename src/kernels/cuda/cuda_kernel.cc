@@ -36,6 +36,10 @@ PreparedResult cuda_prepare_wo_mma(std::string_view kernel, const Canonical& wei
                                    const LinearProblem&, DeviceContext&) {
   return no_device_code(kernel, weights);
 }
+PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& weights,
+                                     const LinearProblem&, DeviceContext&) {
+  return no_device_code(kernel, weights);
+}
 PreparedResult cuda_prepare_fp8_w8a8(std::string_view kernel, const Canonical& weights,
                                      const LinearProblem&, DeviceContext&) {
   return no_device_code(kernel, weights);

@@ -22,6 +22,10 @@ class CudaKernel : public BackendKernel {
 // M <= kCudaWoMmaMaxRows; above, the dequantized cuBLASLt GEMM (int, W8A16 FP8) and cuBLASLt FP8
 // (W8A8) are faster, so W8A8 checkpoints run W8A16 below the crossover and W8A8 above it.
 inline constexpr int64_t kCudaWoMmaMaxRows = 16;
+// The decode bucket of cuda.int.gemv.sm80 (listed before the mma kernel, which keeps M 9-16;
+// H200, 2026-12-01, bench/results/h200.md: at M = 16 the mma kernel was faster on 8192x57344 and
+// 8192x10240, the gemv kernel on the others; at M <= 8 the gemv kernel on every shape but one).
+inline constexpr int64_t kCudaGemvMaxRows = 8;
 
 // The device code families. `kernel` is the registry name (for error messages).
 using PreparedResult = Result<std::unique_ptr<PreparedLinear>>;
@@ -31,11 +35,14 @@ PreparedResult cuda_prepare_blas(std::string_view kernel, const Canonical& weigh
 // wo_mma.cu: weight-only int4 / int8 / e4m3 codes dequantized in registers, mma.sync.
 PreparedResult cuda_prepare_wo_mma(std::string_view kernel, const Canonical& weights,
                                    const LinearProblem& problem, DeviceContext& device);
+// int_gemv.cu: int4 / int8 codes dequantized in registers, y^T = W x^T on mma.sync (decode).
+PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& weights,
+                                     const LinearProblem& problem, DeviceContext& device);
 // fp8_w8a8_cublaslt.cu: the fused activation quantizer + a cuBLASLt FP8 GEMM.
 PreparedResult cuda_prepare_fp8_w8a8(std::string_view kernel, const Canonical& weights,
                                      const LinearProblem& problem, DeviceContext& device);
 
-// An entry whose device code is `kPrepare` (one of the three above; without CUDA they are stubs
+// An entry whose device code is `kPrepare` (one of the four above; without CUDA they are stubs
 // that BackendKernel never reaches, since has_device_code() is false there).
 template <PreparedResult (*kPrepare)(std::string_view, const Canonical&, const LinearProblem&,
                                      DeviceContext&)>

@@ -94,6 +94,47 @@ cudaError_t wo_repack(int code, const uint32_t* qweight, const uint8_t* fp8, con
 cudaError_t wo_stage_x(const void* x, int64_t ldx, const int32_t* perm, int64_t M, int64_t K,
                        int64_t Kpad, void* out, cudaStream_t stream);
 
+// --- int_gemv.cu: the int decode kernel (cuda.int.gemv.sm80) ---
+
+// Codes are wo_repack's layout (kU4 / kU8) with N padded to 16 and K to kGemvStepRows.
+inline constexpr int kGemvStepRows = 64;
+inline constexpr int kGemvMaxWarps = 8;  // warps per block (tpb * wk)
+
+struct GemvParams {
+  const void* w;         // wo_repack codes [tiles][steps (of 64 rows)][32 lanes] x 16 B (x2 8-bit)
+  const void* scales;    // [tiles][groups][8] pairs (column g, g + 8): f16 or f32
+  const uint8_t* zeros;  // [tiles][groups][8] u8 pairs, or null (symmetric)
+  const float* bias;     // [N] or null
+  const void* x;         // [M, >= K] f16 / bf16, 16-byte aligned rows
+  int64_t ldx;
+  void* y;
+  int64_t ldy;
+  int M;
+  int N;
+  int K;      // valid columns of x (multiple of 8)
+  int steps;  // Kpad / kGemvStepRows
+  int groups;
+  int group_shift;  // log2(group rows) (>= 5), or -1 for one group (channelwise)
+  int sym_zero;     // 2^(bits-1)
+  int out_code;
+  int tiles;  // Npad / 16
+  int tpb;    // tiles per block
+  int wk;     // warps per tile, splitting K (tpb * wk <= kGemvMaxWarps)
+};
+
+struct GemvVariant {
+  int code = kU4;  // kU4 / kU8
+  bool bf16 = true;
+  bool f16_scale = false;
+  bool zeros = false;  // zero points (else symmetric)
+  int n8 = 1;          // x rows in n8 tiles: 1 (M <= 8) or 2 (M <= 16)
+  bool pipe = false;   // two register stages of 4 x 16 bytes per lane (else one of 8)
+};
+cudaError_t int_gemv_occupancy(const GemvVariant& variant, int threads, int* blocks);
+// grid = ceil(tiles / tpb) blocks of tpb * wk warps.
+cudaError_t int_gemv_launch(const GemvVariant& variant, const GemvParams& params,
+                            cudaStream_t stream);
+
 // --- fp8_act_quant.cu: the fused dynamic activation quantizer ---
 
 inline constexpr float kFp8ActScaleFloor = 1.0f / (448.0f * 512.0f);

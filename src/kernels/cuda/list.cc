@@ -1,6 +1,8 @@
 // The CUDA kernels, in priority order: selection takes the first one whose check() accepts.
 // Order (bench/results/h200.md, measured on an H200 with weights rotated past the L2):
-//   - cuda.int.mma.sm80 / cuda.fp8.w8a16.mma.sm80 first: the weight-only kernels stream the
+//   - cuda.int.gemv.sm80 first: the decode kernel (M <= kCudaGemvMaxRows), weights as the A
+//     operand of mma.sync so no tensor-core work is spent on padding rows of the weights;
+//   - cuda.int.mma.sm80 / cuda.fp8.w8a16.mma.sm80 next: the weight-only kernels stream the
 //     packed codes once; below their M limit they beat the dequantized bf16 GEMM;
 //   - cuda.fp8.cublaslt.sm89 runs W8A8 checkpoints (the FP8 mode table picks W8A8 where it
 //     accepts);
@@ -12,6 +14,7 @@
 
 // One line per kernel: X(<id>) names `const LinearKernel& kernel_<id>()` of its kernel file.
 #define QLINEAR_CUDA_KERNELS(X) \
+  X(cuda_int_gemv_sm80)         \
   X(cuda_int_mma_sm80)          \
   X(cuda_fp8_w8a16_mma_sm80)    \
   X(cuda_fp8_cublaslt_sm89)     \

@@ -65,7 +65,7 @@ TEST(ExplainTest, Fp8DynamicOnSm90RunsW8A16DecodeAndW8A8Prefill) {
     EXPECT_EQ(row.mode, "w8a16") << row.name;
     EXPECT_NE(row.mode_reason.find("dyn-token"), std::string::npos) << row.mode_reason;
     ASSERT_FALSE(row.rejected.empty());
-    EXPECT_EQ(row.rejected.front().kernel, "cuda.int.mma.sm80");
+    EXPECT_EQ(row.rejected.front().kernel, "cuda.int.gemv.sm80");
     EXPECT_EQ(row.rejected.front().reason.rfind("scheme", 0), 0u) << row.rejected.front().reason;
     ASSERT_EQ(row.selections.size(), 2u) << row.name;
     EXPECT_EQ(row.selections[0].m_max, 16);
@@ -101,13 +101,13 @@ TEST(ExplainTest, AsymmetricInt8OnSm80WithTp2) {
   auto report = explain_model(checkpoint, *device, policy("auto"), options);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   const auto rows = by_name(*report);
-  // The mma kernel takes int8 with zero points (channelwise over the rank's K) for decode; the
-  // dequantized cuBLASLt GEMM takes prefill.
+  // The gemv kernel takes int8 with zero points (channelwise over the rank's K) for M <= 8, the
+  // mma kernel M 9-16, the dequantized cuBLASLt GEMM prefill.
   for (const char* name : {"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj",
                            "model.layers.1.mlp.gate_up_proj", "model.layers.1.mlp.down_proj"}) {
     ASSERT_TRUE(rows.contains(name)) << name;
     const ExplainRow& row = *rows.at(name);
-    EXPECT_EQ(row.kernel, "cuda.int.mma.sm80") << name;
+    EXPECT_EQ(row.kernel, "cuda.int.gemv.sm80") << name;
     EXPECT_EQ(row.scheme, "w8a16 channelwise zp") << name;
     // No int kernel that has device code is rejected (the others are other schemes' kernels,
     // the CPU reference kernels and the planned wgmma entry, which needs sm90).
@@ -116,12 +116,19 @@ TEST(ExplainTest, AsymmetricInt8OnSm80WithTp2) {
       EXPECT_EQ(r.kernel, "cuda.int.wgmma.sm90") << name << ": " << r.reason;
       EXPECT_EQ(r.reason.rfind("capability", 0), 0u) << r.reason;
     }
-    ASSERT_EQ(row.selections.size(), 2u) << name;
-    EXPECT_EQ(row.selections[1].kernel, "cuda.int.blas.cublaslt") << name;
-    ASSERT_FALSE(row.selections[1].rejected.empty()) << name;
-    EXPECT_EQ(row.selections[1].rejected[0].kernel, "cuda.int.mma.sm80");
-    EXPECT_EQ(row.selections[1].rejected[0].reason.rfind("m-range", 0), 0u)
-        << row.selections[1].rejected[0].reason;
+    ASSERT_EQ(row.selections.size(), 3u) << name;
+    EXPECT_EQ(row.selections[0].kernel, "cuda.int.gemv.sm80") << name;
+    EXPECT_EQ(row.selections[0].m_max, 8) << name;
+    EXPECT_EQ(row.selections[1].kernel, "cuda.int.mma.sm80") << name;
+    EXPECT_EQ(row.selections[1].m_max, 16) << name;
+    EXPECT_EQ(row.selections[2].kernel, "cuda.int.blas.cublaslt") << name;
+    ASSERT_GE(row.selections[2].rejected.size(), 2u) << name;
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(row.selections[2].rejected[i].kernel,
+                i == 0 ? "cuda.int.gemv.sm80" : "cuda.int.mma.sm80");
+      EXPECT_EQ(row.selections[2].rejected[i].reason.rfind("m-range", 0), 0u)
+          << row.selections[2].rejected[i].reason;
+    }
   }
   // Rank 0's views: column-parallel splits N, row-parallel splits K (hidden 256, inter 512).
   EXPECT_EQ(rows.at("model.layers.1.mlp.gate_up_proj")->problem,

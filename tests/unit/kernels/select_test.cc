@@ -446,7 +446,8 @@ void run_case(const TableCase& c) {
   }
 }
 
-// Decode (M <= 16) and prefill (M >= 33) problems: the CUDA mma kernels serve the first.
+// Decode (M <= 8 or 16) and prefill (M >= 33) problems: the CUDA gemv / mma kernels serve the
+// first.
 LinearProblem rows(LinearProblem p, int64_t m_min, int64_t m_max) {
   p.m_min = m_min;
   p.m_max = m_max;
@@ -462,7 +463,7 @@ TEST(RegistryTest, CudaTable) {
   ao_split.act_order = true;
   ao_split.tp = 2;
   ao_split.full_K = 4096;
-  const LinearProblem decode = rows(int4_problem(), 1, 16);
+  const LinearProblem decode = rows(int4_problem(), 1, 8);
   const LinearProblem prefill = rows(int4_problem(), 33, 4096);
   const LinearProblem fp8_token = fp8_problem(ActQuant::kDynamicToken);
   const LinearProblem fp8_block =
@@ -473,13 +474,13 @@ TEST(RegistryTest, CudaTable) {
        "auto",
        "",
        "",
-       "cuda.int.mma.sm80",
+       "cuda.int.gemv.sm80",
        Fp8Mode::kNone,
-       {"cuda.int.mma.sm80=ok", "cuda.fp8.w8a16.mma.sm80=scheme", "cuda.fp8.cublaslt.sm89=scheme",
-        "cuda.int.blas.cublaslt=ok", "cuda.fp8.blas.cublaslt=scheme",
-        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=m-range",
-        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
-        "reference.dense.scalar=wrong-platform"}},
+       {"cuda.int.gemv.sm80=ok", "cuda.int.mma.sm80=ok", "cuda.fp8.w8a16.mma.sm80=scheme",
+        "cuda.fp8.cublaslt.sm89=scheme", "cuda.int.blas.cublaslt=ok",
+        "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
+        "cuda.int.wgmma.sm90=m-range", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
       // Prefill: the mma kernel's M range ends at 32; the dequantized cuBLASLt GEMM takes it.
       {"cuda:sm90",
        prefill,
@@ -488,12 +489,12 @@ TEST(RegistryTest, CudaTable) {
        "",
        "cuda.int.blas.cublaslt",
        Fp8Mode::kNone,
-       {"cuda.int.mma.sm80=m-range", "cuda.fp8.w8a16.mma.sm80=scheme",
+       {"cuda.int.gemv.sm80=m-range", "cuda.int.mma.sm80=m-range", "cuda.fp8.w8a16.mma.sm80=scheme",
         "cuda.fp8.cublaslt.sm89=scheme", "cuda.int.blas.cublaslt=ok",
         "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
         "cuda.int.wgmma.sm90=ok", "reference.int.scalar=wrong-platform",
         "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
-      // int8 with zero points and group 32: the mma kernel.
+      // int8 with zero points and group 32 over M 1-16: the gemv kernel serves M <= 8 only.
       {"cuda:sm80",
        rows(g32_zp8, 1, 16),
        "auto",
@@ -501,7 +502,7 @@ TEST(RegistryTest, CudaTable) {
        "",
        "cuda.int.mma.sm80",
        Fp8Mode::kNone,
-       {"cuda.int.mma.sm80=ok", "cuda.fp8.w8a16.mma.sm80=scheme",
+       {"cuda.int.gemv.sm80=m-range", "cuda.int.mma.sm80=ok", "cuda.fp8.w8a16.mma.sm80=scheme",
         "cuda.fp8.cublaslt.sm89=capability", "cuda.int.blas.cublaslt=ok",
         "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
         "cuda.int.wgmma.sm90=capability", "reference.int.scalar=wrong-platform",
@@ -514,11 +515,12 @@ TEST(RegistryTest, CudaTable) {
        "",
        "cuda.int.blas.cublaslt",
        Fp8Mode::kNone,
-       {"cuda.int.mma.sm80=act-order", "cuda.fp8.w8a16.mma.sm80=scheme",
-        "cuda.fp8.cublaslt.sm89=scheme", "cuda.int.blas.cublaslt=ok",
-        "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
-        "cuda.int.wgmma.sm90=m-range", "reference.int.scalar=wrong-platform",
-        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
+       {"cuda.int.gemv.sm80=act-order", "cuda.int.mma.sm80=act-order",
+        "cuda.fp8.w8a16.mma.sm80=scheme", "cuda.fp8.cublaslt.sm89=scheme",
+        "cuda.int.blas.cublaslt=ok", "cuda.fp8.blas.cublaslt=scheme",
+        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=m-range",
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       // Nothing fits: no kernel on sm75 and the filter removes the rest.
       {"cuda:sm75",
        decode,
@@ -527,24 +529,26 @@ TEST(RegistryTest, CudaTable) {
        "",
        "",
        Fp8Mode::kNone,
-       {"cuda.int.mma.sm80=capability", "cuda.fp8.w8a16.mma.sm80=capability",
-        "cuda.fp8.cublaslt.sm89=capability", "cuda.int.blas.cublaslt=backend-filter",
-        "cuda.fp8.blas.cublaslt=backend-filter", "cuda.dense.blas.cublaslt=backend-filter",
-        "cuda.int.wgmma.sm90=capability", "reference.int.scalar=backend-filter",
-        "reference.fp8.scalar=backend-filter", "reference.dense.scalar=backend-filter"}},
+       {"cuda.int.gemv.sm80=capability", "cuda.int.mma.sm80=capability",
+        "cuda.fp8.w8a16.mma.sm80=capability", "cuda.fp8.cublaslt.sm89=capability",
+        "cuda.int.blas.cublaslt=backend-filter", "cuda.fp8.blas.cublaslt=backend-filter",
+        "cuda.dense.blas.cublaslt=backend-filter", "cuda.int.wgmma.sm90=capability",
+        "reference.int.scalar=backend-filter", "reference.fp8.scalar=backend-filter",
+        "reference.dense.scalar=backend-filter"}},
       // Disabled kernels fall through in order.
       {"cuda:sm90",
        decode,
        "auto",
        "",
-       "cuda.int.mma.sm80",
+       "cuda.int.gemv.sm80,cuda.int.mma.sm80",
        "cuda.int.blas.cublaslt",
        Fp8Mode::kNone,
-       {"cuda.int.mma.sm80=disabled-by-user", "cuda.fp8.w8a16.mma.sm80=scheme",
-        "cuda.fp8.cublaslt.sm89=scheme", "cuda.int.blas.cublaslt=ok",
-        "cuda.fp8.blas.cublaslt=scheme", "cuda.dense.blas.cublaslt=scheme",
-        "cuda.int.wgmma.sm90=m-range", "reference.int.scalar=wrong-platform",
-        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
+       {"cuda.int.gemv.sm80=disabled-by-user", "cuda.int.mma.sm80=disabled-by-user",
+        "cuda.fp8.w8a16.mma.sm80=scheme", "cuda.fp8.cublaslt.sm89=scheme",
+        "cuda.int.blas.cublaslt=ok", "cuda.fp8.blas.cublaslt=scheme",
+        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=m-range",
+        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
+        "reference.dense.scalar=wrong-platform"}},
       // FP8 W8A8 checkpoint, prefill: cuBLASLt FP8 on sm90 ...
       {"cuda:sm90",
        rows(fp8_token, 33, 4096),
@@ -553,11 +557,11 @@ TEST(RegistryTest, CudaTable) {
        "",
        "cuda.fp8.cublaslt.sm89",
        Fp8Mode::kW8A8,
-       {"cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=fp8-mode", "cuda.fp8.cublaslt.sm89=ok",
-        "cuda.int.blas.cublaslt=scheme", "cuda.fp8.blas.cublaslt=fp8-mode",
-        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=scheme",
-        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
-        "reference.dense.scalar=wrong-platform"}},
+       {"cuda.int.gemv.sm80=scheme", "cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=fp8-mode",
+        "cuda.fp8.cublaslt.sm89=ok", "cuda.int.blas.cublaslt=scheme",
+        "cuda.fp8.blas.cublaslt=fp8-mode", "cuda.dense.blas.cublaslt=scheme",
+        "cuda.int.wgmma.sm90=scheme", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
       // ... decode: W8A16 on the mma kernel (the W8A8 kernel serves M >= 17) ...
       {"cuda:sm90",
        rows(fp8_token, 1, 16),
@@ -566,11 +570,11 @@ TEST(RegistryTest, CudaTable) {
        "",
        "cuda.fp8.w8a16.mma.sm80",
        Fp8Mode::kW8A16,
-       {"cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=ok", "cuda.fp8.cublaslt.sm89=fp8-mode",
-        "cuda.int.blas.cublaslt=scheme", "cuda.fp8.blas.cublaslt=ok",
-        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=scheme",
-        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
-        "reference.dense.scalar=wrong-platform"}},
+       {"cuda.int.gemv.sm80=scheme", "cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=ok",
+        "cuda.fp8.cublaslt.sm89=fp8-mode", "cuda.int.blas.cublaslt=scheme",
+        "cuda.fp8.blas.cublaslt=ok", "cuda.dense.blas.cublaslt=scheme",
+        "cuda.int.wgmma.sm90=scheme", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
       // ... and on sm80 (no FP8 tensor cores) prefill is W8A16 through the dequantized GEMM.
       {"cuda:sm80",
        rows(fp8_token, 33, 4096),
@@ -579,7 +583,7 @@ TEST(RegistryTest, CudaTable) {
        "",
        "cuda.fp8.blas.cublaslt",
        Fp8Mode::kW8A16,
-       {"cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=m-range",
+       {"cuda.int.gemv.sm80=scheme", "cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=m-range",
         "cuda.fp8.cublaslt.sm89=capability", "cuda.int.blas.cublaslt=scheme",
         "cuda.fp8.blas.cublaslt=ok", "cuda.dense.blas.cublaslt=scheme",
         "cuda.int.wgmma.sm90=capability", "reference.int.scalar=wrong-platform",
@@ -592,11 +596,11 @@ TEST(RegistryTest, CudaTable) {
        "",
        "cuda.fp8.cublaslt.sm89",
        Fp8Mode::kW8A8,
-       {"cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=fp8-mode", "cuda.fp8.cublaslt.sm89=ok",
-        "cuda.int.blas.cublaslt=scheme", "cuda.fp8.blas.cublaslt=fp8-mode",
-        "cuda.dense.blas.cublaslt=scheme", "cuda.int.wgmma.sm90=scheme",
-        "reference.int.scalar=wrong-platform", "reference.fp8.scalar=wrong-platform",
-        "reference.dense.scalar=wrong-platform"}},
+       {"cuda.int.gemv.sm80=scheme", "cuda.int.mma.sm80=scheme", "cuda.fp8.w8a16.mma.sm80=fp8-mode",
+        "cuda.fp8.cublaslt.sm89=ok", "cuda.int.blas.cublaslt=scheme",
+        "cuda.fp8.blas.cublaslt=fp8-mode", "cuda.dense.blas.cublaslt=scheme",
+        "cuda.int.wgmma.sm90=scheme", "reference.int.scalar=wrong-platform",
+        "reference.fp8.scalar=wrong-platform", "reference.dense.scalar=wrong-platform"}},
       // --kernel naming a kernel that rejects: nothing fits, no silent fallback.
       {"cuda:sm80",
        decode,
@@ -605,11 +609,12 @@ TEST(RegistryTest, CudaTable) {
        "",
        "",
        Fp8Mode::kNone,
-       {"cuda.int.mma.sm80=not-requested", "cuda.fp8.w8a16.mma.sm80=not-requested",
-        "cuda.fp8.cublaslt.sm89=capability", "cuda.int.blas.cublaslt=not-requested",
-        "cuda.fp8.blas.cublaslt=not-requested", "cuda.dense.blas.cublaslt=not-requested",
-        "cuda.int.wgmma.sm90=not-requested", "reference.int.scalar=not-requested",
-        "reference.fp8.scalar=not-requested", "reference.dense.scalar=not-requested"}},
+       {"cuda.int.gemv.sm80=not-requested", "cuda.int.mma.sm80=not-requested",
+        "cuda.fp8.w8a16.mma.sm80=not-requested", "cuda.fp8.cublaslt.sm89=capability",
+        "cuda.int.blas.cublaslt=not-requested", "cuda.fp8.blas.cublaslt=not-requested",
+        "cuda.dense.blas.cublaslt=not-requested", "cuda.int.wgmma.sm90=not-requested",
+        "reference.int.scalar=not-requested", "reference.fp8.scalar=not-requested",
+        "reference.dense.scalar=not-requested"}},
   };
   for (const TableCase& c : cases) run_case(c);
 }

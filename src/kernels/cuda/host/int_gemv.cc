@@ -1,0 +1,259 @@
+// Host code of the int decode kernel (cuda.int.gemv.sm80): the prepared layout (codes repacked on
+// the GPU by wo_mma.cu's repack kernel, scales and zero points re-laid as per-tile pairs), the
+// per-call split of K over warps, and the launch. The kernel is described in int_gemv.cu.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <numeric>
+
+#include "kernels/common/kernel_io.h"
+#include "kernels/common/workspace.h"
+#include "kernels/cuda/cuda_kernel.h"
+#include "kernels/cuda/host/cuda_host.h"
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/runtime/cuda_check.h"
+
+namespace qlinear {
+namespace {
+
+using cuda_host::DeviceCarver;
+namespace launch = cuda_launch;
+constexpr int64_t kStep = launch::kGemvStepRows;
+constexpr int kMaxWarps = launch::kGemvMaxWarps;
+
+class GemvPrepared final : public PreparedLinear {
+ public:
+  GemvPrepared(const LinearProblem& problem, Location location)
+      : PreparedLinear(problem, location) {}
+
+  std::size_t workspace_bytes(int64_t m) const override {
+    DeviceCarver carver;
+    (void)carver.take<uint16_t>(static_cast<std::size_t>(m * Kpad));
+    return carver.bytes_needed();
+  }
+  bool capturable() const override { return true; }
+
+  std::string kernel;
+  launch::GemvVariant variant;  // n8 set per call
+  int64_t tiles = 0;
+  int64_t Kpad = 0;
+  int groups = 1;
+  int group_shift = -1;
+  int sym_zero = 8;
+  bool act_order = false;
+  int sm_count = 1;
+  // Resident blocks (of 8 warps) per SM, per (pipe, n8) (measured at prepare).
+  int occupancy[2][2] = {{1, 1}, {1, 1}};
+  Tensor w, scales, zeros, perm, bias;
+  void* default_stream = nullptr;
+
+ protected:
+  Status do_run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const override {
+    const LinearProblem& p = problem();
+    const int64_t M = x.rows();
+    const cudaStream_t stream = cuda_host::run_stream(ctx, default_stream);
+    DeviceCarver carver(ctx.workspace);
+    void* staged = carver.take<uint16_t>(static_cast<std::size_t>(M * Kpad));
+    if (carver.overflowed()) return workspace_overflow(kernel);
+
+    launch::GemvParams prm{};
+    prm.w = w.data();
+    prm.scales = scales.data();
+    prm.zeros = variant.zeros ? zeros.data_as<uint8_t>() : nullptr;
+    prm.bias = bias.data_as<float>();  // null without a bias
+    prm.x = x.data();
+    prm.ldx = cuda_host::usable_ld(M, x.ld(), p.K);
+    const bool aligned = reinterpret_cast<uintptr_t>(x.data()) % 16 == 0 && prm.ldx % 8 == 0;
+    if (act_order || !aligned) {
+      QL_CUDA(launch::wo_stage_x(x.data(), prm.ldx, act_order ? perm.data_as<int32_t>() : nullptr,
+                                 M, p.K, Kpad, staged, stream));
+      prm.x = staged;
+      prm.ldx = Kpad;
+    }
+    prm.y = y.data();
+    prm.ldy = cuda_host::usable_ld(M, y.ld(), p.N);
+    prm.M = static_cast<int>(M);
+    prm.N = static_cast<int>(p.N);
+    prm.K = static_cast<int>(p.K);
+    prm.steps = static_cast<int>(Kpad / kStep);
+    prm.groups = groups;
+    prm.group_shift = group_shift;
+    prm.sym_zero = sym_zero;
+    prm.out_code = cuda_host::dtype_code(p.out_dtype);
+    prm.tiles = static_cast<int>(tiles);
+    launch::GemvVariant v = variant;
+    v.n8 = M <= 8 ? 1 : 2;
+    v.pipe = pipe();
+    choose_split(prm, v.n8, v.pipe);
+    return cuda_status(launch::int_gemv_launch(v, prm, stream), kernel);
+  }
+
+ private:
+  // Warps per tile (wk, splitting K) and tiles per block: the split whose last wave of blocks is
+  // fullest, slightly penalised per doubling (each one adds a reduction and shortens the stream a
+  // warp keeps in flight), with at least 2 steps per warp. QLINEAR_CUDA_GEMV_WK=1|2|4|8 fixes wk
+  // (a tuning knob for measurements).
+  // The two-stage register pipeline for layers with K >= N (few column tiles, long K slices: the
+  // warps stream longer, 16 per SM with loads always in flight), one stage of 8 vectors and 24
+  // warps per SM for wide ones (H200, bench/results/h200.md). QLINEAR_CUDA_GEMV_PIPE=0|1 forces
+  // either (a measurement knob).
+  bool pipe() const {
+    static const int forced = [] {
+      const char* v = std::getenv("QLINEAR_CUDA_GEMV_PIPE");
+      return v != nullptr ? std::atoi(v) : -1;
+    }();
+    if (forced == 0 || forced == 1) return forced == 1;
+    return problem().K >= problem().N;
+  }
+
+  void choose_split(launch::GemvParams& prm, int n8, bool piped) const {
+    static const int forced = [] {
+      const char* v = std::getenv("QLINEAR_CUDA_GEMV_WK");
+      return v != nullptr ? std::atoi(v) : 0;
+    }();
+    auto apply = [&](int wk) {
+      prm.wk = wk;
+      prm.tpb = kMaxWarps / wk;
+    };
+    if (forced == 1 || forced == 2 || forced == 4 || forced == 8) {
+      apply(std::min(forced, std::max(1, prm.steps)));
+      return;
+    }
+    int best = 1;
+    double best_score = -1.0;
+    for (int wk = 1; wk <= kMaxWarps; wk *= 2) {
+      if (wk > 1 && prm.steps < 2 * wk) break;
+      const int tpb = kMaxWarps / wk;
+      const double blocks = std::ceil(static_cast<double>(prm.tiles) / tpb);
+      const double capacity =
+          static_cast<double>(std::max(1, occupancy[piped ? 1 : 0][n8 - 1])) * sm_count;
+      const double waves = blocks / capacity;
+      const double score = waves / std::ceil(waves) - 0.03 * std::log2(static_cast<double>(wk));
+      if (score > best_score + 1e-9) {
+        best_score = score;
+        best = wk;
+      }
+    }
+    apply(best);
+  }
+};
+
+bool exact_f16(float v) {
+  if (!std::isfinite(v)) return false;
+  return f16_to_f32(f32_to_f16(v)) == v;
+}
+
+}  // namespace
+
+PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& weights,
+                                     const LinearProblem& problem, DeviceContext& device) {
+  QL_CUDA(cudaSetDevice(device.device().index));
+  const cudaStream_t stream = static_cast<cudaStream_t>(device.default_stream());
+  auto prep = std::make_unique<GemvPrepared>(problem, device.location());
+  prep->kernel = std::string(kernel);
+  prep->default_stream = device.default_stream();
+  prep->sm_count = std::max(1, device.device().sm_count);
+  QL_ASSIGN_OR_RETURN(const IntWeights* w, int_weights_of(weights, kernel));
+  const int64_t K = problem.K;
+  const int64_t N = problem.N;
+  const int64_t Npad = (N + 15) / 16 * 16;
+  prep->tiles = Npad / 16;
+  prep->Kpad = (K + kStep - 1) / kStep * kStep;
+  const int bits = w->bits;
+  launch::GemvVariant& v = prep->variant;
+  v.code = bits == 4 ? launch::kU4 : launch::kU8;
+  v.bf16 = problem.act_dtype == DType::kBF16;
+  v.zeros = !w->zeros.empty();
+  prep->sym_zero = 1 << (bits - 1);
+  prep->groups = static_cast<int>(w->num_groups);
+  if (prep->groups > 1) {
+    const int gs = w->group_size;
+    if (gs < 32 || (gs & (gs - 1)) != 0) {
+      return make_error(ErrorCode::kUnsupported,
+                        "{}: layer \"{}\": needs a power-of-two group size >= 32, has {}", kernel,
+                        weights.name, gs);
+    }
+    prep->group_shift = __builtin_ctz(static_cast<unsigned>(gs));
+  }
+  prep->act_order = !w->g_idx.empty();
+  Tensor perm_dev;
+  if (prep->act_order) {
+    // Rows sorted by group (stable): group g then holds sorted rows [g * gs, (g + 1) * gs).
+    std::vector<int32_t> order(static_cast<std::size_t>(K));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return w->g_idx[a] < w->g_idx[b]; });
+    for (int64_t kp = 0; kp < K; ++kp) {
+      if (w->g_idx[order[kp]] != kp / w->group_size) {
+        return make_error(ErrorCode::kUnsupported,
+                          "{}: layer \"{}\": act-order groups must hold exactly group_size={} "
+                          "rows each (row {} of the sorted order is in group {})",
+                          kernel, weights.name, w->group_size, kp, w->g_idx[order[kp]]);
+      }
+    }
+    QL_ASSIGN_OR_RETURN(perm_dev, cuda_host::upload(device, order, DType::kI32));
+  }
+
+  // Scales and zero points as [tiles][groups][8] pairs (column g, column g + 8) of each tile.
+  const int64_t G = w->num_groups;
+  const int64_t table = prep->tiles * G * 16;
+  auto at = [&](int64_t t, int64_t g, int64_t c) {
+    // c: column in the tile; pair slot (c % 8) * 2 + c / 8.
+    return (t * G + g) * 16 + (c % 8) * 2 + c / 8;
+  };
+  std::vector<float> sc(static_cast<std::size_t>(table), 0.0f);
+  std::vector<uint8_t> zp(v.zeros ? static_cast<std::size_t>(table) : 0, 0);
+  for (int64_t g = 0; g < G; ++g) {
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t i = at(n / 16, g, n % 16);
+      sc[static_cast<std::size_t>(i)] = w->scales[g * N + n];
+      if (v.zeros) zp[static_cast<std::size_t>(i)] = w->zeros[g * N + n];
+    }
+  }
+  v.f16_scale = std::all_of(w->scales.begin(), w->scales.end(), exact_f16);
+  if (v.f16_scale) {
+    std::vector<uint16_t> half(sc.size());
+    for (std::size_t i = 0; i < sc.size(); ++i) half[i] = f32_to_f16(sc[i]);
+    QL_ASSIGN_OR_RETURN(prep->scales, cuda_host::upload(device, half, DType::kF16));
+  } else {
+    QL_ASSIGN_OR_RETURN(prep->scales, cuda_host::upload(device, sc, DType::kF32));
+  }
+  if (v.zeros) {
+    QL_ASSIGN_OR_RETURN(prep->zeros, cuda_host::upload(device, zp, DType::kU8));
+  }
+  if (!w->bias.empty()) {
+    QL_ASSIGN_OR_RETURN(prep->bias, cuda_host::upload(device, w->bias, DType::kF32));
+  }
+
+  // Codes into wo_repack's fragment order (16-column tiles, 64 or 32 rows per vector).
+  const int64_t wo_steps = prep->Kpad / launch::wo_step_rows(v.code);
+  QL_ASSIGN_OR_RETURN(Tensor src_q, cuda_host::upload(device, w->qweight, DType::kI32));
+  QL_ASSIGN_OR_RETURN(prep->w, cuda_host::device_bytes(
+                                   device, static_cast<std::size_t>(prep->tiles * wo_steps * 512)));
+  QL_CUDA(launch::wo_repack(v.code, src_q.data_as<uint32_t>(), nullptr,
+                            prep->act_order ? perm_dev.data_as<int32_t>() : nullptr, bits, K, N,
+                            prep->tiles, wo_steps, prep->w.data_as<uint32_t>(), stream));
+  QL_CUDA(cudaStreamSynchronize(stream));
+  prep->perm = std::move(perm_dev);
+
+  for (int piped = 0; piped < 2; ++piped) {
+    for (int n8 = 1; n8 <= 2; ++n8) {
+      launch::GemvVariant probe = v;
+      probe.n8 = n8;
+      probe.pipe = piped == 1;
+      int blocks = 0;
+      QL_CUDA(launch::int_gemv_occupancy(probe, kMaxWarps * 32, &blocks));
+      if (blocks < 1) {
+        return make_error(ErrorCode::kUnsupported, "{}: {} threads per block do not fit on {}",
+                          kernel, kMaxWarps * 32, device.device().name);
+      }
+      prep->occupancy[piped][n8 - 1] = blocks;
+    }
+  }
+  return std::unique_ptr<PreparedLinear>(std::move(prep));
+}
+
+}  // namespace qlinear

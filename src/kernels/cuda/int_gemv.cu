@@ -1,0 +1,481 @@
+// Device code of the int decode kernel cuda.int.gemv.sm80 (W4A16 / W8A16, M <= 16).
+//
+// The problem is computed transposed, y^T = W x^T, so that the weights are the A operand of
+// mma.m16n8k16 (16 output columns per warp) and the M <= 8 (or 16) rows of x are B (one or two n8
+// tiles): no tensor-core lane works on padding rows of weights, and each warp streams its own
+// 16-column tile of codes with 16-byte loads and no shared memory.
+//
+// Layout after prepare: the codes are wo_mma.cu's repacked form (wo_repack: per 16-column tile
+// and 64 (4-bit) or 32 (8-bit) K rows, one 16-byte vector per lane; the B-fragment order of two
+// n8 tiles there is exactly the A-fragment order of one m16 tile here, rows g and g + 8 of the
+// fragment being columns g and g + 8 of the tile), with N padded to 16 and K to 64. A lane's x
+// for a 32-row half of a step is the 8 consecutive elements at row 8t of the half (one 16-byte
+// load per x row, straight from global memory: x is small and shared by every warp, so it stays
+// in L1 / L2). Scales [tiles][groups][8] pairs (column g, column g + 8) as f16 when exact, else
+// f32; zero points the same as u8 pairs.
+//
+// Run: warp = one 16-column tile x a slice of K (whole 64-row steps); a block holds `tpb` tiles x
+// `wk` slices. Each warp issues the code loads of kUnroll steps at once (ld.global.nc,
+// L1::no_allocate) plus their scales and zero points, then per 32-row half dequantizes in
+// registers (magic-number f16 / bf16 conversion, the zero point subtracted exactly), runs two
+// mma per n8 tile into a fresh f32 fragment and adds it times the half's scale to the
+// accumulator (so every group size that is a power of two >= 32 and channelwise take the same
+// path). Slices of one tile are reduced through shared memory in a fixed order (deterministic, no
+// workspace, one launch).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstring>
+
+#include "kernels/cuda/cuda_device.cuh"
+#include "kernels/cuda/launch.h"
+
+namespace qlinear::cuda_launch {
+namespace {
+
+constexpr int kMaxWarps = kGemvMaxWarps;
+
+__device__ __forceinline__ uint4 ld_stream(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+template <bool kBf16>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
+  if constexpr (kBf16) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+__device__ __forceinline__ uint32_t f16x2_sub(uint32_t a, uint32_t b) {
+  __half2 x, y;
+  memcpy(&x, &a, 4);
+  memcpy(&y, &b, 4);
+  const __half2 r = __hsub2(x, y);
+  uint32_t u;
+  memcpy(&u, &r, 4);
+  return u;
+}
+__device__ __forceinline__ uint32_t f16x2_fma(uint32_t a, uint32_t b, uint32_t c) {
+  __half2 x, y, z;
+  memcpy(&x, &a, 4);
+  memcpy(&y, &b, 4);
+  memcpy(&z, &c, 4);
+  const __half2 r = __hfma2(x, y, z);
+  uint32_t u;
+  memcpy(&u, &r, 4);
+  return u;
+}
+__device__ __forceinline__ uint32_t bf16x2_sub(uint32_t a, uint32_t b) {
+  __nv_bfloat162 x, y;
+  memcpy(&x, &a, 4);
+  memcpy(&y, &b, 4);
+  const __nv_bfloat162 r = __hsub2(x, y);
+  uint32_t u;
+  memcpy(&u, &r, 4);
+  return u;
+}
+__device__ __forceinline__ uint32_t bf16x2_pack(float lo, float hi) {
+  const __nv_bfloat162 r = __floats2bfloat162_rn(lo, hi);
+  uint32_t u;
+  memcpy(&u, &r, 4);
+  return u;
+}
+
+// The dequantization constants of one fragment row (a weight column) for zero point z.
+struct Zc {
+  uint32_t sub;  // f16: (1024 + z) pairs; bf16 4-bit: (128 + z) pairs; bf16 8-bit: f32 2^23 + z
+  uint32_t fma;  // f16 4-bit: -(64 + z) pairs (the high nibble arrives times 16)
+};
+
+// Integer arithmetic only (z < 2^bits): f16 1024 + z is 0x6400 + z, -(64 + z) is 0xD400 + 16 z;
+// bf16 128 + z (4-bit) is 0x4300 + z; f32 2^23 + z is 0x4B000000 + z.
+template <int kCode, bool kBf16>
+__device__ __forceinline__ Zc zero_consts(uint32_t z) {
+  Zc c{0, 0};
+  if constexpr (!kBf16) {
+    c.sub = (0x6400u + z) * 0x10001u;
+    if constexpr (kCode == kU4) c.fma = (0xD400u + (z << 4)) * 0x10001u;
+  } else if constexpr (kCode == kU4) {
+    c.sub = (0x4300u + z) * 0x10001u;
+  } else {
+    c.sub = 0x4B000000u + z;
+  }
+  return c;
+}
+
+// One 4-bit word -> the A fragment of one k16 step: a0 (column g, k 2t..), a1 (column g + 8),
+// a2 (column g, k 2t + 8..), a3 (column g + 8, k 2t + 8..). zg / zh: columns g / g + 8.
+template <bool kBf16>
+__device__ __forceinline__ void dequant4(uint32_t q, const Zc& zg, const Zc& zh, uint32_t (&a)[4]) {
+  if constexpr (!kBf16) {
+    const uint32_t magic = 0x64006400u;
+    const uint32_t sixteenth = 0x2C002C00u;
+    const uint32_t q8 = q >> 8;
+    a[0] = f16x2_sub((q & 0x000F000Fu) | magic, zg.sub);
+    a[1] = f16x2_fma((q & 0x00F000F0u) | magic, sixteenth, zh.fma);
+    a[2] = f16x2_sub((q8 & 0x000F000Fu) | magic, zg.sub);
+    a[3] = f16x2_fma((q8 & 0x00F000F0u) | magic, sixteenth, zh.fma);
+  } else {
+    const uint32_t magic = 0x43004300u;
+    a[0] = bf16x2_sub((q & 0x000F000Fu) | magic, zg.sub);
+    a[1] = bf16x2_sub(((q >> 4) & 0x000F000Fu) | magic, zh.sub);
+    a[2] = bf16x2_sub(((q >> 8) & 0x000F000Fu) | magic, zg.sub);
+    a[3] = bf16x2_sub(((q >> 12) & 0x000F000Fu) | magic, zh.sub);
+  }
+}
+
+// One 8-bit word (one column, one k16 step; bytes (r0 i0, r1 i0, r0 i1, r1 i1)) -> lo: the
+// fragment register of k pair 2t (r = 0), hi: of k pair 2t + 8 (r = 1).
+template <bool kBf16>
+__device__ __forceinline__ void dequant8(uint32_t q, const Zc& z, uint32_t& lo, uint32_t& hi) {
+  if constexpr (!kBf16) {
+    const uint32_t magic = 0x64006400u;
+    lo = f16x2_sub((q & 0x00FF00FFu) | magic, z.sub);
+    hi = f16x2_sub(((q >> 8) & 0x00FF00FFu) | magic, z.sub);
+  } else {
+    float zf;
+    memcpy(&zf, &z.sub, 4);
+    float v[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t u = __byte_perm(q, 0x4B000000u, 0x7440u + i);
+      memcpy(&v[i], &u, 4);
+      v[i] -= zf;
+    }
+    lo = bf16x2_pack(v[0], v[2]);
+    hi = bf16x2_pack(v[1], v[3]);
+  }
+}
+
+template <bool kF16Scale>
+struct ScaleT;
+template <>
+struct ScaleT<true> {
+  using type = uint32_t;  // half2 (column g, column g + 8)
+};
+template <>
+struct ScaleT<false> {
+  using type = float2;
+};
+
+template <bool kF16Scale>
+__device__ __forceinline__ float2 scale_pair(typename ScaleT<kF16Scale>::type s) {
+  if constexpr (kF16Scale) {
+    __half2 h;
+    memcpy(&h, &s, 4);
+    return __half22float2(h);
+  } else {
+    return s;
+  }
+}
+
+// Codes per lane and 64-row step: one 16-byte vector (4-bit) or two (8-bit).
+template <int kCode>
+constexpr int vecs_per_step() {
+  return kCode == kU4 ? 1 : 2;
+}
+// Steps per stage: 8 x 16 bytes of codes per lane either way (kPipe: 4 x 16 bytes, and a warp
+// keeps two stages, the next one's loads in flight while one is computed).
+template <int kCode, bool kPipe>
+constexpr int unroll() {
+  return (kCode == kU4 ? 8 : 4) / (kPipe ? 2 : 1);
+}
+
+// A warp's slice: pointers and constants at its first step; chunk i starts kU * i steps later.
+template <bool kF16Scale, int kN8>
+struct Slice {
+  const char* w;         // this lane's code vector of the slice's first step
+  const __half* x[kN8];  // x rows g (+ 8) at column 8t of the slice's first step
+  bool xlive[kN8];       // the row exists (M)
+  int klim;              // K - 8t - first row of the slice: x vectors at offsets < klim exist
+  int s;                 // the slice's first step
+  int steps;             // steps in the slice
+  const typename ScaleT<kF16Scale>::type* sc;  // the tile's scale pairs (column g, g + 8)
+  const uint16_t* zp;                          // the tile's zero-point pairs, or null
+  int shift;                                   // log2(group rows); 31 for one group
+  int last_group;
+  bool g32;  // two groups per step
+};
+
+// One stage in registers: the code vectors, scale and zero-point pairs of kU steps.
+template <int kCode, bool kF16Scale, int kU>
+struct Stage {
+  uint4 w[kU][vecs_per_step<kCode>()];
+  typename ScaleT<kF16Scale>::type sc[kU];
+  uint32_t zz[kU];
+};
+
+template <int kCode, bool kBf16>
+__device__ __forceinline__ void step_half(const uint4 (&w)[vecs_per_step<kCode>()], int h,
+                                          const Zc& zg, const Zc& zh, const uint4* xv, int n8,
+                                          float (*d)[4]) {
+#pragma unroll
+  for (int jj = 0; jj < 2; ++jj) {
+    uint32_t a[4];
+    if constexpr (kCode == kU4) {
+      const uint32_t q = h == 0 ? (jj == 0 ? w[0].x : w[0].y) : (jj == 0 ? w[0].z : w[0].w);
+      dequant4<kBf16>(q, zg, zh, a);
+    } else {
+      // 8-bit: vector h of the step; words (c = jj, column g), (c = jj, column g + 8).
+      const uint4& v = w[h];
+      dequant8<kBf16>(jj == 0 ? v.x : v.z, zg, a[0], a[2]);
+      dequant8<kBf16>(jj == 0 ? v.y : v.w, zh, a[1], a[3]);
+    }
+    for (int n = 0; n < n8; ++n) {
+      mma<kBf16>(d[n], a, jj == 0 ? xv[n].x : xv[n].z, jj == 0 ? xv[n].y : xv[n].w);
+    }
+  }
+}
+
+template <bool kF16Scale, int kN8>
+__device__ __forceinline__ void flush(float (&acc)[kN8][4], float (&d)[kN8][4],
+                                      typename ScaleT<kF16Scale>::type sc) {
+  const float2 s2 = scale_pair<kF16Scale>(sc);
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+    acc[n][0] = fmaf(d[n][0], s2.x, acc[n][0]);
+    acc[n][1] = fmaf(d[n][1], s2.x, acc[n][1]);
+    acc[n][2] = fmaf(d[n][2], s2.y, acc[n][2]);
+    acc[n][3] = fmaf(d[n][3], s2.y, acc[n][3]);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) d[n][i] = 0.0f;
+  }
+}
+
+// Issues chunk i's loads (its first min(kU, steps left) steps).
+template <int kCode, bool kF16Scale, bool kZp, int kN8, int kU>
+__device__ __forceinline__ void load_stage(const Slice<kF16Scale, kN8>& c, int i,
+                                           Stage<kCode, kF16Scale, kU>& st) {
+  constexpr int kVecs = vecs_per_step<kCode>();
+  const int first = i * kU;
+  const char* w = c.w + first * (kVecs * 512);
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    if (first + u < c.steps) {
+#pragma unroll
+      for (int v = 0; v < kVecs; ++v) st.w[u][v] = ld_stream(w + (u * kVecs + v) * 512);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    if (first + u < c.steps) {
+      const int grp = ((c.s + first + u) << 6) >> c.shift;
+      st.sc[u] = __ldg(c.sc + grp * 8);
+      if constexpr (kZp) st.zz[u] = __ldg(c.zp + grp * 8);
+    }
+  }
+}
+
+// Chunk i from its stage: per step both 32-row halves through the tensor cores into d, added times
+// the step's scale (per half with 32-row groups).
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kN8, int kU>
+__device__ __forceinline__ void compute_stage(const Slice<kF16Scale, kN8>& c, int i,
+                                              const Stage<kCode, kF16Scale, kU>& st, const Zc& sym,
+                                              float (&acc)[kN8][4]) {
+  using Scale = typename ScaleT<kF16Scale>::type;
+  const int first = i * kU;
+  float d[kN8][4];
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) d[n][e] = 0.0f;
+  }
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    if (first + u >= c.steps) break;
+    Scale s_cur = st.sc[u];
+    Zc zg = sym, zh = sym;
+    if constexpr (kZp) {
+      zg = zero_consts<kCode, kBf16>(st.zz[u] & 0xFFu);
+      zh = zero_consts<kCode, kBf16>(st.zz[u] >> 8);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (h == 1 && c.g32) {
+        // 32-row groups: the second half has its own scale and zero points (the K padding past
+        // the last group reads the last one; x is 0 there).
+        flush<kF16Scale, kN8>(acc, d, s_cur);
+        const int grp = min((((c.s + first + u) << 6) >> c.shift) + 1, c.last_group);
+        s_cur = __ldg(c.sc + grp * 8);
+        if constexpr (kZp) {
+          const uint32_t z2 = __ldg(c.zp + grp * 8);
+          zg = zero_consts<kCode, kBf16>(z2 & 0xFFu);
+          zh = zero_consts<kCode, kBf16>(z2 >> 8);
+        }
+      }
+      const int off = (first + u) * 64 + 32 * h;
+      uint4 xv[kN8];
+#pragma unroll
+      for (int n = 0; n < kN8; ++n) {
+        xv[n] = make_uint4(0, 0, 0, 0);
+        if (c.xlive[n] && off < c.klim) xv[n] = __ldg(reinterpret_cast<const uint4*>(c.x[n] + off));
+      }
+      step_half<kCode, kBf16>(st.w[u], h, zg, zh, xv, kN8, d);
+    }
+    flush<kF16Scale, kN8>(acc, d, s_cur);
+  }
+}
+
+// Blocks of 8 warps: 3 per SM (24 warps, 80 registers) for one stage, one n8 tile of x rows, f16
+// scales and no zero points, else 2 (128 registers: the others spill at 80).
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kN8, bool kPipe>
+__global__ void __launch_bounds__(kMaxWarps * 32, !kPipe && kN8 == 1 && kF16Scale && !kZp ? 3 : 2)
+    int_gemv_kernel(const GemvParams p) {
+  constexpr int kVecs = vecs_per_step<kCode>();
+  constexpr int kU = unroll<kCode, kPipe>();
+  using Scale = typename ScaleT<kF16Scale>::type;
+  __shared__ float red[kMaxWarps][kN8 * 4][32];
+
+  const int warp = static_cast<int>(threadIdx.x) >> 5;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const int tile_in_block = warp / p.wk;
+  const int slice = warp % p.wk;
+  const int tile = static_cast<int>(blockIdx.x) * p.tpb + tile_in_block;
+  const bool live = tile < p.tiles;
+  const int s_begin = static_cast<int>(static_cast<int64_t>(slice) * p.steps / p.wk);
+  const int s_end = static_cast<int>(static_cast<int64_t>(slice + 1) * p.steps / p.wk);
+
+  float acc[kN8][4];
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[n][i] = 0.0f;
+  }
+
+  if (live && s_begin < s_end) {
+    Slice<kF16Scale, kN8> c;
+    // This lane's code vectors: tile, step, lane (wo_repack's order; 8-bit: two 32-row steps).
+    c.w = static_cast<const char*>(p.w) +
+          ((static_cast<int64_t>(tile) * p.steps + s_begin) * kVecs * 32 + lane) * 16;
+    c.sc = static_cast<const Scale*>(p.scales) + static_cast<int64_t>(tile) * p.groups * 8 + g;
+    c.zp = kZp ? reinterpret_cast<const uint16_t*>(p.zeros) +
+                     static_cast<int64_t>(tile) * p.groups * 8 + g
+               : nullptr;
+#pragma unroll
+    for (int n = 0; n < kN8; ++n) {
+      const int m = n * 8 + g;
+      c.xlive[n] = m < p.M;
+      c.x[n] = static_cast<const __half*>(p.x) + static_cast<int64_t>(c.xlive[n] ? m : 0) * p.ldx +
+               8 * t + static_cast<int64_t>(s_begin) * 64;
+    }
+    c.klim = p.K - 8 * t - s_begin * 64;
+    c.s = s_begin;
+    c.steps = s_end - s_begin;
+    c.shift = p.group_shift < 0 ? 31 : p.group_shift;
+    c.last_group = p.groups - 1;
+    c.g32 = p.group_shift == 5;
+    const Zc sym = zero_consts<kCode, kBf16>(static_cast<uint32_t>(p.sym_zero));
+    const int chunks = (c.steps + kU - 1) / kU;
+    if constexpr (kPipe) {
+      // Two stages in registers: chunk i + 1's loads are issued before chunk i is computed.
+      Stage<kCode, kF16Scale, kU> a, b;
+      load_stage<kCode, kF16Scale, kZp, kN8, kU>(c, 0, a);
+      for (int i = 0; i < chunks; i += 2) {
+        if (i + 1 < chunks) load_stage<kCode, kF16Scale, kZp, kN8, kU>(c, i + 1, b);
+        compute_stage<kCode, kBf16, kF16Scale, kZp, kN8, kU>(c, i, a, sym, acc);
+        if (i + 1 >= chunks) break;
+        if (i + 2 < chunks) load_stage<kCode, kF16Scale, kZp, kN8, kU>(c, i + 2, a);
+        compute_stage<kCode, kBf16, kF16Scale, kZp, kN8, kU>(c, i + 1, b, sym, acc);
+      }
+    } else {
+      for (int i = 0; i < chunks; ++i) {
+        Stage<kCode, kF16Scale, kU> a;
+        load_stage<kCode, kF16Scale, kZp, kN8, kU>(c, i, a);
+        compute_stage<kCode, kBf16, kF16Scale, kZp, kN8, kU>(c, i, a, sym, acc);
+      }
+    }
+  }
+
+  // Fragment element (n, i) of lane (g, t): column tile * 16 + g (+ 8 for i >= 2), row
+  // n * 8 + 2t + (i & 1).
+  auto store = [&](int n, int i, int l, float v) {
+    const int col = tile * 16 + (l >> 2) + (i >= 2 ? 8 : 0);
+    const int row = n * 8 + 2 * (l & 3) + (i & 1);
+    if (row < p.M && col < p.N) {
+      if (p.bias != nullptr) v += p.bias[col];
+      cuda_device::store_element(p.y, static_cast<int64_t>(row) * p.ldy + col, v, p.out_code);
+    }
+  };
+  if (p.wk == 1) {
+    if (live) {
+#pragma unroll
+      for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) store(n, i, lane, acc[n][i]);
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) red[warp][n * 4 + i][lane] = acc[n][i];
+  }
+  __syncthreads();
+  if (!live) return;
+  // The tile's wk warps share its 128 * kN8 sums, each adding the slices in order.
+  const int first = tile_in_block * p.wk;
+  for (int e = slice * 32 + lane; e < kN8 * 4 * 32; e += p.wk * 32) {
+    const int l = e & 31;
+    const int ni = e >> 5;
+    float v = 0.0f;
+    for (int q = 0; q < p.wk; ++q) v += red[first + q][ni][l];
+    store(ni >> 2, ni & 3, l, v);
+  }
+}
+
+using KernelFn = void (*)(GemvParams);
+
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp>
+KernelFn pick_n8(const GemvVariant& v) {
+  if (v.pipe) {
+    return v.n8 == 1 ? int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 1, true>
+                     : int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 2, true>;
+  }
+  return v.n8 == 1 ? int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 1, false>
+                   : int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 2, false>;
+}
+
+template <int kCode, bool kBf16>
+KernelFn pick_scale(const GemvVariant& v) {
+  if (v.f16_scale) {
+    return v.zeros ? pick_n8<kCode, kBf16, true, true>(v) : pick_n8<kCode, kBf16, true, false>(v);
+  }
+  return v.zeros ? pick_n8<kCode, kBf16, false, true>(v) : pick_n8<kCode, kBf16, false, false>(v);
+}
+
+KernelFn pick(const GemvVariant& v) {
+  if (v.code == kU4) return v.bf16 ? pick_scale<kU4, true>(v) : pick_scale<kU4, false>(v);
+  return v.bf16 ? pick_scale<kU8, true>(v) : pick_scale<kU8, false>(v);
+}
+
+}  // namespace
+
+cudaError_t int_gemv_occupancy(const GemvVariant& variant, int threads, int* blocks) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, pick(variant), threads, 0);
+}
+
+cudaError_t int_gemv_launch(const GemvVariant& variant, const GemvParams& params,
+                            cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>((params.tiles + params.tpb - 1) / params.tpb);
+  const unsigned threads = static_cast<unsigned>(params.tpb * params.wk * 32);
+  pick(variant)<<<blocks, threads, 0, stream>>>(params);
+  return cudaGetLastError();
+}
+
+}  // namespace qlinear::cuda_launch
