@@ -19,6 +19,7 @@
   X(cpu_w8a8_avx512vnni)       \
   X(cpu_w4a16_avx512)          \
   X(cpu_w8a16_avx512)          \
+  X(cpu_int_i16_avx2)          \
   X(cpu_w4a16_avx2)            \
   X(cpu_w8a16_avx2)            \
   X(cpu_fp8_w8a8_avx512)       \
