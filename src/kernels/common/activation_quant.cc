@@ -252,8 +252,8 @@ Int16Activations quantize_int16_activations(const float* x, int64_t M, int64_t K
     const int64_t hi = m * q.rows_per_input;
     for (int64_t b = 0; b < blocks; ++b) {
       const float* xs = x + m * K + b * block;
-      const float s = symmetric_scale(finite_absmax(xs, block), kInt16ActMaxCode,
-                                      kInt16ActScaleFloor);
+      const float s =
+          symmetric_scale(finite_absmax(xs, block), kInt16ActMaxCode, kInt16ActScaleFloor);
       const float s_lo = s * kInt16ActResidualScale;
       q.scales[hi * blocks + b] = s;
       if (residual) q.scales[(hi + 1) * blocks + b] = s_lo;
@@ -264,7 +264,8 @@ Int16Activations quantize_int16_activations(const float* x, int64_t M, int64_t K
         q.codes[hi * K + k] = static_cast<int16_t>(code);
         if (residual) {
           const float r = std::fma(-s, code, xs[i]);
-          q.codes[(hi + 1) * K + k] = static_cast<int16_t>(symmetric_code(r, s_lo, kInt16ActMaxCode));
+          q.codes[(hi + 1) * K + k] =
+              static_cast<int16_t>(symmetric_code(r, s_lo, kInt16ActMaxCode));
         }
       }
     }

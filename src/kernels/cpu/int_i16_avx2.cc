@@ -50,11 +50,11 @@ constexpr int64_t kRowChunk = 2 * kMaxRows;
 
 // The quantized activation rows of one call (in the caller's workspace).
 struct I16Rows {
-  int64_t count = 0;       // R: M, or 2M with the residual rows of f32 activations
-  int rows_per_out = 1;    // 2 when rows 2m, 2m + 1 (q and q_lo) both feed output row m
-  int64_t blocks = 0;      // activation blocks per row
-  int64_t block_steps = 0;  // packed words (steps) per block
-  int64_t stride = 0;      // u32 pairs per row (K / 2)
+  int64_t count = 0;                // R: M, or 2M with the residual rows of f32 activations
+  int rows_per_out = 1;             // 2 when rows 2m, 2m + 1 (q and q_lo) both feed output row m
+  int64_t blocks = 0;               // activation blocks per row
+  int64_t block_steps = 0;          // packed words (steps) per block
+  int64_t stride = 0;               // u32 pairs per row (K / 2)
   const uint32_t* pairs = nullptr;  // [R, stride]
   const float* scales = nullptr;    // [R, blocks]
   const int32_t* qsums = nullptr;   // [R, blocks]
@@ -79,8 +79,7 @@ QLINEAR_AVX2 inline int32_t horizontal_sum(__m256i v) {
 // x / s rounded to nearest even (the default MXCSR mode, as std::nearbyint), clamped to +-32767.
 QLINEAR_AVX2 inline __m256i int16_codes(__m256 x, __m256 s) {
   const __m256i q = _mm256_cvtps_epi32(_mm256_div_ps(x, s));
-  return _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(-32767)),
-                          _mm256_set1_epi32(32767));
+  return _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(-32767)), _mm256_set1_epi32(32767));
 }
 
 // Eight codes of consecutive columns as four u32 pairs in the kernel's order (`order` picks the
@@ -157,10 +156,9 @@ QLINEAR_AVX2 void block(const TiledWeights& w, const I16Rows& rows, int64_t tile
       for (int j = 0; j < kVecs; ++j) {
         const int64_t at = g * kTileN + c0 + 8 * j;
         const __m256 sw = int_tiles::load_scales8_avx2(w, scales, at);
-        const __m256i z =
-            zeros == nullptr
-                ? symmetric_zero
-                : _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zeros + at)));
+        const __m256i z = zeros == nullptr ? symmetric_zero
+                                           : _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                                                 reinterpret_cast<const __m128i*>(zeros + at)));
         for (int i = 0; i < kRows; ++i) {
           const int64_t at_row = (r + i) * rows.blocks + b;
           const __m256i zero_term = _mm256_mullo_epi32(z, _mm256_set1_epi32(rows.qsums[at_row]));
@@ -174,20 +172,23 @@ QLINEAR_AVX2 void block(const TiledWeights& w, const I16Rows& rows, int64_t tile
   }
 }
 
-// Rows [r, r + kRows) of a tile in two halves of 32 columns (each its own stream of 128-byte
-// runs; 4 column vectors keep 8 accumulators of a row pair in registers).
+// Rows [r, r + kRows) of a tile in passes of 8 * kVecs columns (each its own stream of runs of
+// 32 * kVecs bytes).
 template <int kRows>
 QLINEAR_AVX2 void rows_of_tile(const TiledWeights& w, const I16Rows& rows, int64_t tile, int64_t r,
                                int64_t r0, float* ytile) {
-  for (int64_t half = 0; half < 2; ++half) {
+  // 4 column vectors per pass: measured in L3 on one Zen 3 core (2048x2048, M = 1), 4-bit
+  // 19.4-19.7 GB/s against 13-16 with 2 and 12.6-13.7 with 8 (8 spills the accumulators).
+  constexpr int kVecs = 4;
+  for (int64_t c0 = 0; c0 < kTileN; c0 += 8 * kVecs) {
     float* y[kRows];
     for (int i = 0; i < kRows; ++i) {
-      y[i] = ytile + ((r + i) / rows.rows_per_out - r0 / rows.rows_per_out) * kTileN + 32 * half;
+      y[i] = ytile + ((r + i) / rows.rows_per_out - r0 / rows.rows_per_out) * kTileN + c0;
     }
     if (w.bits == 4) {
-      block<kRows, 4, 4>(w, rows, tile, 32 * half, r, y);
+      block<kRows, 4, kVecs>(w, rows, tile, c0, r, y);
     } else {
-      block<kRows, 8, 4>(w, rows, tile, 32 * half, r, y);
+      block<kRows, 8, kVecs>(w, rows, tile, c0, r, y);
     }
   }
 }
@@ -364,9 +365,9 @@ QLINEAR_AVX2 void quantize_rows_i16_avx2(const float* x, int64_t M, int64_t K, i
         nonfinite |= _mm256_movemask_ps(_mm256_cmp_ps(a, infinity, _CMP_NLT_UQ));
         absmax = _mm256_max_ps(absmax, a);
       }
-      const float s = nonfinite != 0 ? std::numeric_limits<float>::quiet_NaN()
-                                     : std::max(horizontal_max(absmax) / kInt16ActMaxCode,
-                                                kInt16ActScaleFloor);
+      const float s =
+          nonfinite != 0 ? std::numeric_limits<float>::quiet_NaN()
+                         : std::max(horizontal_max(absmax) / kInt16ActMaxCode, kInt16ActScaleFloor);
       const float s_lo = s * kInt16ActResidualScale;
       scales[row * blocks + b] = s;
       if (split) scales[(row + 1) * blocks + b] = s_lo;

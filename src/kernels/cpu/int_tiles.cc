@@ -295,8 +295,9 @@ bool isa_compiled(Isa isa) {
 
 Verdict require_tile_groups(const LinearProblem& problem, int multiple, std::string_view unit) {
   if (problem.group_size <= 0 || problem.group_size % multiple != 0) {
-    return Verdict::reject(Reason::kGroupSize, fmt::format("group_size={} not a multiple of {} ({})",
-                                                           problem.group_size, multiple, unit));
+    return Verdict::reject(
+        Reason::kGroupSize,
+        fmt::format("group_size={} not a multiple of {} ({})", problem.group_size, multiple, unit));
   }
   // Act-order pads each group to group_size rows (int_tiles.h), so a ragged K is fine there.
   if (!problem.act_order && problem.K % problem.group_size != 0) {

@@ -22,7 +22,7 @@
 #include "kernels/registry.h"
 #include "kernels/select.h"
 #include "qlinear/dtype.h"
-#include "support/gptq_pack.h"
+#include "support/int_layer.h"
 #include "support/kernel_run.h"
 
 namespace qlinear {
@@ -56,8 +56,8 @@ TEST(Int16ActivationQuant, HandComputedCodesOfAPowerOfTwoScale) {
 TEST(Int16ActivationQuant, TheLargestMagnitudeOfEitherSignMapsToPlusOrMinus32767) {
   // The block's maximum is negative: it maps to -32767 (never -32768: the code range is
   // symmetric), and the other values scale by the same s.
-  const std::vector<float> x = {-3.0f, 1.5f, 0.0f, 3.0f, -1.5f, 0.75f, -0.0f, 2.999f,
-                                1.0f,  -1.0f, 2.0f, -2.0f, 0.5f, -0.5f, 0.25f, 0.125f};
+  const std::vector<float> x = {-3.0f, 1.5f,  0.0f, 3.0f,  -1.5f, 0.75f, -0.0f, 2.999f,
+                                1.0f,  -1.0f, 2.0f, -2.0f, 0.5f,  -0.5f, 0.25f, 0.125f};
   const Int16Activations q = quantize_int16_activations(x.data(), 1, 16, 8, false);
   ASSERT_EQ(q.scales.size(), 2u);
   EXPECT_EQ(q.scales[0], 3.0f / 32767.0f);
@@ -182,9 +182,9 @@ TEST(Int16ActivationQuant, Avx2QuantizerMatchesTheContractBitForBit) {
       for (bool split : {false, true}) {
         std::vector<float> x(static_cast<size_t>(M * K));
         for (float& v : x) v = dist(rng);
-        std::fill(x.begin() + K, x.begin() + K + block, 0.0f);  // an all-zero block
+        std::fill(x.begin() + K, x.begin() + K + block, 0.0f);   // an all-zero block
         x[2 * K + 3] = std::numeric_limits<float>::quiet_NaN();  // a non-finite block
-        x[2 * K + K - 1] = 1e-36f * 3.0f;                         // a tiny value elsewhere
+        x[2 * K + K - 1] = 1e-36f * 3.0f;                        // a tiny value elsewhere
         const Int16Activations ref = quantize_int16_activations(x.data(), M, K, block, split);
         const int64_t R = split ? 2 * M : M;
         const int64_t blocks = K / block;
@@ -222,34 +222,13 @@ struct Layer {
   std::vector<double> w;  // dequantized [N, K]
 };
 
-// Random codes, zero points (or none), scales exact in f16, act-order optional, bias.
+// test::int_layer plus a bias, and its dequantized weights.
 Layer make_layer(int bits, int64_t K, int64_t N, int group, bool zeros, bool act_order,
                  uint32_t seed) {
-  std::mt19937 rng(seed);
-  IntWeights w;
-  w.bits = bits;
-  w.K = K;
-  w.N = N;
-  w.group_size = group;
-  w.num_groups = K / group;
-  std::uniform_int_distribution<uint32_t> code(0, (1u << bits) - 1);
-  std::vector<uint32_t> codes(static_cast<size_t>(K * N));
-  for (uint32_t& c : codes) c = code(rng);
-  w.qweight = test::pack_gptq(codes, K, N, bits);
-  std::uniform_int_distribution<int> mant(1, 64);
-  for (int64_t i = 0; i < w.num_groups * N; ++i) w.scales.push_back(std::ldexp(mant(rng), -10));
-  if (zeros) {
-    for (int64_t i = 0; i < w.num_groups * N; ++i) w.zeros.push_back(static_cast<uint8_t>(code(rng)));
-  }
-  if (act_order) {
-    for (int64_t k = 0; k < K; ++k) w.g_idx.push_back(static_cast<int32_t>(k / group));
-    std::shuffle(w.g_idx.begin(), w.g_idx.end(), rng);
-  }
-  for (int64_t n = 0; n < N; ++n) w.bias.push_back(0.25f * static_cast<float>(n % 7) - 0.5f);
   Layer l;
-  l.canonical.name = "test.layer";
-  l.canonical.weights = std::move(w);
-  l.canonical.shard_sizes = {N};
+  l.canonical = test::int_layer(bits, K, N, group, zeros, act_order, seed);
+  auto& w = std::get<IntWeights>(l.canonical.weights);
+  for (int64_t n = 0; n < N; ++n) w.bias.push_back(0.25f * static_cast<float>(n % 7) - 0.5f);
   l.w.resize(static_cast<size_t>(N * K));
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t k = 0; k < K; ++k) l.w[n * K + k] = l.canonical.dequant(n, k);
@@ -386,9 +365,10 @@ TEST(Int16ActivationKernel, ErrorAgainstTheReferenceKernelPerActivationDtype) {
       const std::vector<float> ref = run_kernel(*reference, l, x, act);
       ASSERT_EQ(y.size(), ref.size());
       const double error = relative_frobenius(y, ref);
-      std::cout << fmt::format("[ measure  ] int{} g128 K=2048 x={}: relative Frobenius error "
-                               "vs reference.int.scalar {:.2e}\n",
-                               bits, dtype_name(act), error);
+      std::cout << fmt::format(
+          "[ measure  ] int{} g128 K=2048 x={}: relative Frobenius error "
+          "vs reference.int.scalar {:.2e}\n",
+          bits, dtype_name(act), error);
       EXPECT_LE(error, act == DType::kF32 ? 1e-6 : 1e-4) << dtype_name(act);
       EXPECT_GT(error, 0.0);
     }
