@@ -144,11 +144,31 @@ QLINEAR_AVX2 void block(const TiledWeights& w, const I16Rows& rows, int64_t tile
         for (int j = 0; j < kVecs; ++j) {
           v[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 8 * j));
         }
-        accumulate_field<kRows, kBits, kVecs, 0>(v, mask, x, d, acc);
-        accumulate_field<kRows, kBits, kVecs, 1>(v, mask, x, d, acc);
-        if constexpr (kPairs == 4) {
-          accumulate_field<kRows, kBits, kVecs, 2>(v, mask, x, d, acc);
-          accumulate_field<kRows, kBits, kVecs, 3>(v, mask, x, d, acc);
+        if constexpr (kRows == 1 && kBits == 4) {
+          // One row of 4-bit codes: the step's pairs stay in registers and each word is decoded
+          // field by field into its accumulator (field-major order spilled 3 of the 4
+          // accumulators; one Zen 3 core, weights in L3, 4096x4096: 15.0-19.7 against
+          // 12.4-14.6 GB/s, 2048x2048 equal; 8 bits measured no better this way).
+          __m256i xb[kPairs];
+          for (int f = 0; f < kPairs; ++f) {
+            xb[f] = _mm256_set1_epi32(static_cast<int>(x[0][d * kPairs + f]));
+          }
+          for (int j = 0; j < kVecs; ++j) {
+            __m256i sum = _mm256_madd_epi16(field<kBits, 0>(v[j], mask), xb[0]);
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(field<kBits, 1>(v[j], mask), xb[1]));
+            if constexpr (kPairs == 4) {
+              sum = _mm256_add_epi32(sum, _mm256_madd_epi16(field<kBits, 2>(v[j], mask), xb[2]));
+              sum = _mm256_add_epi32(sum, _mm256_madd_epi16(field<kBits, 3>(v[j], mask), xb[3]));
+            }
+            acc[0][j] = _mm256_add_epi32(acc[0][j], sum);
+          }
+        } else {
+          accumulate_field<kRows, kBits, kVecs, 0>(v, mask, x, d, acc);
+          accumulate_field<kRows, kBits, kVecs, 1>(v, mask, x, d, acc);
+          if constexpr (kPairs == 4) {
+            accumulate_field<kRows, kBits, kVecs, 2>(v, mask, x, d, acc);
+            accumulate_field<kRows, kBits, kVecs, 3>(v, mask, x, d, acc);
+          }
         }
       }
       // acc - z * sum(x_i16) is exact in int32 (|.| <= 255 * 32767 * kMaxBlock < 2^31); then one
