@@ -45,6 +45,10 @@ using int_tiles::kTileN;
 using int_tiles::TiledWeights;
 
 constexpr std::string_view kName = "cpu.int.i16.avx2";
+// Steps (256-byte rows of a tile) the decode prefetches ahead of the one it multiplies: the
+// pass reads 128 of each 256 bytes, a stride the hardware prefetcher follows late (2 threads,
+// synth-1b shapes from DRAM, alternated: 17.0-21.3 against 11.5-19.4 GB/s without).
+constexpr int64_t kPrefetchSteps = 16;
 // Rows of one job: every row of a call (hi/lo pairs of f32 activations included).
 constexpr int64_t kRowChunk = 2 * kMaxRows;
 
@@ -140,6 +144,10 @@ QLINEAR_AVX2 void block(const TiledWeights& w, const I16Rows& rows, int64_t tile
       const int64_t d_end = (b + 1) * rows.block_steps;
       for (int64_t d = b * rows.block_steps; d < d_end; ++d) {
         const uint32_t* words = q + d * kTileN;
+        for (int line = 0; line < kVecs / 2; ++line) {
+          _mm_prefetch(reinterpret_cast<const char*>(words + kPrefetchSteps * kTileN + 16 * line),
+                       _MM_HINT_T0);
+        }
         __m256i v[kVecs];
         for (int j = 0; j < kVecs; ++j) {
           v[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 8 * j));
