@@ -20,6 +20,25 @@ float dynamic_scale(float amax) { return std::max(amax / kF8E4M3Max, kFp8ActScal
 
 uint8_t encode(float scaled) { return f32_to_f8e4m3(std::clamp(scaled, -kF8E4M3Max, kF8E4M3Max)); }
 
+// The integer modes' symmetric scale of a group whose largest |x| is `amax` (NaN: the group holds
+// NaN or infinity, and its scale stays NaN), and the code of x under scale s (not NaN).
+float symmetric_scale(float amax, float max_code, float floor) {
+  return std::isnan(amax) ? amax : std::max(amax / max_code, floor);
+}
+float symmetric_code(float x, float s, float max_code) {
+  return std::clamp(std::nearbyint(x / s), -max_code, max_code);
+}
+// NaN when x holds a NaN or an infinity, else max |x|.
+float finite_absmax(const float* x, int64_t count) {
+  float a = 0.0f;
+  for (int64_t i = 0; i < count; ++i) {
+    const float v = std::fabs(x[i]);
+    if (!std::isfinite(v)) return std::numeric_limits<float>::quiet_NaN();
+    a = std::max(a, v);
+  }
+  return a;
+}
+
 }  // namespace
 
 float activation_scale_at(ActQuant kind, const float* scales, int64_t K, int64_t group_k, int64_t m,
@@ -168,8 +187,7 @@ void quantize_int8_activations_into(const float* x, int64_t M, int64_t K, const 
     for (int64_t g = 0; g < groups; ++g) {
       // A group holding NaN or infinity gets a NaN scale and zero codes: its outputs are NaN, as
       // floating-point activations would make them; no code is ever cast from a NaN.
-      row_scales[g] =
-          std::isnan(absmax[g]) ? absmax[g] : std::max(absmax[g] / 127.0f, kInt8ActScaleFloor);
+      row_scales[g] = symmetric_scale(absmax[g], 127.0f, kInt8ActScaleFloor);
     }
     int8_t* row_codes = codes + m * K;
     for (int64_t k = 0; k < K; ++k) {
@@ -178,8 +196,7 @@ void quantize_int8_activations_into(const float* x, int64_t M, int64_t K, const 
         row_codes[k] = 0;
         continue;
       }
-      const float v = std::nearbyint(row[k] / s);
-      row_codes[k] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+      row_codes[k] = static_cast<int8_t>(symmetric_code(row[k], s, 127.0f));
     }
   }
 }
@@ -217,6 +234,55 @@ void dequantize_int8_activations(const Int8Activations& q, const std::vector<int
     for (int64_t k = 0; k < q.K; ++k) {
       out[m * q.K + k] =
           static_cast<float>(q.codes[m * q.K + k]) * q.scales[m * q.groups + group_of_k[k]];
+    }
+  }
+}
+
+Int16Activations quantize_int16_activations(const float* x, int64_t M, int64_t K, int64_t block,
+                                            bool residual) {
+  Int16Activations q;
+  q.M = M;
+  q.K = K;
+  q.block = block;
+  q.rows_per_input = residual ? 2 : 1;
+  const int64_t blocks = K / block;
+  q.codes.assign(static_cast<size_t>(M * q.rows_per_input * K), 0);
+  q.scales.assign(static_cast<size_t>(M * q.rows_per_input * blocks), 0.0f);
+  for (int64_t m = 0; m < M; ++m) {
+    const int64_t hi = m * q.rows_per_input;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const float* xs = x + m * K + b * block;
+      const float s =
+          symmetric_scale(finite_absmax(xs, block), kInt16ActMaxCode, kInt16ActScaleFloor);
+      const float s_lo = s * kInt16ActResidualScale;
+      q.scales[hi * blocks + b] = s;
+      if (residual) q.scales[(hi + 1) * blocks + b] = s_lo;
+      if (std::isnan(s)) continue;  // zero codes
+      for (int64_t i = 0; i < block; ++i) {
+        const int64_t k = b * block + i;
+        const float code = symmetric_code(xs[i], s, kInt16ActMaxCode);
+        q.codes[hi * K + k] = static_cast<int16_t>(code);
+        if (residual) {
+          const float r = std::fma(-s, code, xs[i]);
+          q.codes[(hi + 1) * K + k] =
+              static_cast<int16_t>(symmetric_code(r, s_lo, kInt16ActMaxCode));
+        }
+      }
+    }
+  }
+  return q;
+}
+
+void dequantize_int16_activations(const Int16Activations& q, float* out) {
+  const int64_t blocks = q.K / q.block;
+  for (int64_t m = 0; m < q.M; ++m) {
+    for (int64_t k = 0; k < q.K; ++k) {
+      float v = 0.0f;
+      for (int j = 0; j < q.rows_per_input; ++j) {
+        const int64_t row = m * q.rows_per_input + j;
+        v += static_cast<float>(q.codes[row * q.K + k]) * q.scales[row * blocks + k / q.block];
+      }
+      out[m * q.K + k] = v;
     }
   }
 }

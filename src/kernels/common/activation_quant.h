@@ -97,4 +97,37 @@ Int8Activations quantize_int8_activations(const float* x, int64_t M, int64_t K, 
 void dequantize_int8_activations(const Int8Activations& q, const std::vector<int32_t>& group_of_k,
                                  float* out);
 
+// --- int16 activations of the A16 integer kernel on AVX2 (cpu.int.i16.avx2) ---
+//
+// Not a mode: 16-bit activations stay 16-bit. Symmetric and dynamic, one scale per row and
+// block of `block` consecutive columns (the weight group, or a divisor of it, see
+// int_i16_avx2.h):
+//   s = max(max |x| / 32767, kInt16ActScaleFloor);  q = RNE(x / s), |q| <= 32767
+// A block's codes are within s/2 (plus one float division rounding) of x: 2^-16 of the block's
+// largest |x|, where a bf16 activation is only within 2^-9 of itself (docs/design.md gives the
+// bound on the output). f32 activations add a residual row so they keep f32 accuracy:
+//   r = fma(-s, q, x);  s_lo = s * 2^-15;  q_lo = RNE(r / s_lo), |q_lo| <= 32767
+// (|r| <= ~s/2, so |q_lo| <= ~16450; x - s*q - s_lo*q_lo is within 2^-31 of the block's max).
+// A block holding NaN or infinity gets NaN scales and zero codes (its outputs are NaN). The SIMD
+// quantizer matches this bit for bit (same division, RNE conversion, fma and clamp).
+inline constexpr float kInt16ActMaxCode = 32767.0f;
+inline constexpr float kInt16ActScaleFloor = 1e-30f;
+inline constexpr float kInt16ActResidualScale = 1.0f / 32768.0f;  // s_lo / s, a power of two
+
+struct Int16Activations {
+  int64_t M = 0;
+  int64_t K = 0;
+  int64_t block = 0;
+  int rows_per_input = 1;      // 1, or 2 with the residual row (row 2m: q, row 2m + 1: q_lo)
+  std::vector<int16_t> codes;  // [M * rows_per_input, K]
+  std::vector<float> scales;   // [M * rows_per_input, K / block]
+};
+
+// Quantizes x [M, K] (row-major f32) in blocks of `block` columns (block divides K), with the
+// residual row when `residual`.
+Int16Activations quantize_int16_activations(const float* x, int64_t M, int64_t K, int64_t block,
+                                            bool residual);
+// out[m, k] = sum over the rows of input row m of q * s, in float.
+void dequantize_int16_activations(const Int16Activations& q, float* out);
+
 }  // namespace qlinear

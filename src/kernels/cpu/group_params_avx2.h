@@ -10,6 +10,25 @@
 
 namespace qlinear::int_tiles {
 
+// The f32 scales of the 8 consecutive entries at `at` of a tile's stored scales (f16, bf16 or
+// f32 [groups, 64]: see TiledWeights::tile_scales), exactly as load_as_f32 converts them.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load_scales8_avx2(const TiledWeights& w,
+                                                                         const void* scales,
+                                                                         int64_t at) {
+  switch (w.scales.dtype()) {
+    case DType::kF16:
+      return _mm256_cvtph_ps(_mm_loadu_si128(
+          reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(scales) + at)));
+    case DType::kBF16:
+      return _mm256_castsi256_ps(_mm256_slli_epi32(
+          _mm256_cvtepu16_epi32(_mm_loadu_si128(
+              reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(scales) + at))),
+          16));
+    default:  // f32
+      return _mm256_loadu_ps(static_cast<const float*>(scales) + at);
+  }
+}
+
 // Columns [c0, c0 + count) of group g of `tile` into s[count] and sz[count];
 // c0 and count multiples of 8.
 __attribute__((target("avx2,fma,f16c"))) inline void load_group_params_avx2(const TiledWeights& w,
@@ -23,22 +42,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void load_group_params_avx2(cons
   const __m256 symmetric = _mm256_set1_ps(w.symmetric_term());
   for (int64_t c = 0; c < count; c += 8) {
     const int64_t at = g * kTileN + c0 + c;
-    __m256 sv;
-    switch (w.scales.dtype()) {
-      case DType::kF16:
-        sv = _mm256_cvtph_ps(_mm_loadu_si128(
-            reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(scales) + at)));
-        break;
-      case DType::kBF16:
-        sv = _mm256_castsi256_ps(_mm256_slli_epi32(
-            _mm256_cvtepu16_epi32(_mm_loadu_si128(
-                reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(scales) + at))),
-            16));
-        break;
-      default:  // f32
-        sv = _mm256_loadu_ps(static_cast<const float*>(scales) + at);
-        break;
-    }
+    const __m256 sv = load_scales8_avx2(w, scales, at);
     __m256 term = symmetric;
     if (zeros != nullptr) {
       const __m256i z =

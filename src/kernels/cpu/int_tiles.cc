@@ -21,34 +21,6 @@
 namespace qlinear::int_tiles {
 namespace {
 
-std::string_view isa_gap(Isa isa, const CpuFeatures& cpu) {
-  switch (isa) {
-    case Isa::kGeneric:
-      return {};
-    case Isa::kAvx2:
-      if (!cpu.avx2) return "avx2";
-      if (!cpu.fma) return "fma";
-      if (!cpu.f16c) return "f16c";  // f16 scales (every AVX2 CPU has it)
-      return {};
-    case Isa::kAvx512:
-      if (!cpu.avx512f) return "avx512f";
-      if (!cpu.avx512bw) return "avx512bw";
-      if (!cpu.avx512vl) return "avx512vl";
-      if (!cpu.avx512_bf16) return "avx512_bf16";
-      return {};
-  }
-  return {};
-}
-
-bool isa_compiled(Isa isa) {
-#if defined(__x86_64__)
-  (void)isa;
-  return true;
-#else
-  return isa == Isa::kGeneric;
-#endif
-}
-
 // What an ISA adds to every 4-bit field it decodes: the avx512 path turns a field f into the
 // bf16 number 128 + f (one OR), so the zero term absorbs 128 per field; an 8-bit code is two
 // fields, lo + 16*hi, so it absorbs 128 * 17.
@@ -293,12 +265,54 @@ class TiledLinear final : public PreparedLinear {
 
 }  // namespace
 
+std::string_view missing_isa(Isa isa, const CpuFeatures& cpu) {
+  switch (isa) {
+    case Isa::kGeneric:
+      return {};
+    case Isa::kAvx2:
+      if (!cpu.avx2) return "avx2";
+      if (!cpu.fma) return "fma";
+      if (!cpu.f16c) return "f16c";  // f16 scales (every AVX2 CPU has it)
+      return {};
+    case Isa::kAvx512:
+      if (!cpu.avx512f) return "avx512f";
+      if (!cpu.avx512bw) return "avx512bw";
+      if (!cpu.avx512vl) return "avx512vl";
+      if (!cpu.avx512_bf16) return "avx512_bf16";
+      return {};
+  }
+  return {};
+}
+
+bool isa_compiled(Isa isa) {
+#if defined(__x86_64__)
+  (void)isa;
+  return true;
+#else
+  return isa == Isa::kGeneric;
+#endif
+}
+
+Verdict require_tile_groups(const LinearProblem& problem, int multiple, std::string_view unit) {
+  if (problem.group_size <= 0 || problem.group_size % multiple != 0) {
+    return Verdict::reject(
+        Reason::kGroupSize,
+        fmt::format("group_size={} not a multiple of {} ({})", problem.group_size, multiple, unit));
+  }
+  // Act-order pads each group to group_size rows (int_tiles.h), so a ragged K is fine there.
+  if (!problem.act_order && problem.K % problem.group_size != 0) {
+    return Verdict::reject(Reason::kGroupSize, fmt::format("group_size={} does not divide K={}",
+                                                           problem.group_size, problem.K));
+  }
+  return Verdict::accept();
+}
+
 Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device) const {
   QL_REQUIRE(require_platform(device, Platform::kCpu));
   if (!isa_compiled(isa_)) {
     return Verdict::reject(Reason::kNotCompiled, "x86 ISA variants are built on x86-64 only");
   }
-  if (std::string_view gap = isa_gap(isa_, device.cpu); !gap.empty()) {
+  if (std::string_view gap = missing_isa(isa_, device.cpu); !gap.empty()) {
     return Verdict::reject(Reason::kMissingIsa, fmt::format("needs {}", gap));
   }
   QL_REQUIRE(require_scheme(problem, WeightScheme::kInt));
@@ -311,17 +325,7 @@ Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device)
   }
   QL_REQUIRE(require_int_activations(problem, /*int8_kernel=*/false));
   QL_REQUIRE(require_io_dtypes(problem));
-  const int rows_per_word = 32 / problem.bits;
-  if (problem.group_size <= 0 || problem.group_size % rows_per_word != 0) {
-    return Verdict::reject(Reason::kGroupSize,
-                           fmt::format("group_size={} not a multiple of {} (rows per packed word)",
-                                       problem.group_size, rows_per_word));
-  }
-  // Act-order pads each group to group_size rows (int_tiles.h), so a ragged K is fine there.
-  if (!problem.act_order && problem.K % problem.group_size != 0) {
-    return Verdict::reject(Reason::kGroupSize, fmt::format("group_size={} does not divide K={}",
-                                                           problem.group_size, problem.K));
-  }
+  QL_REQUIRE(require_tile_groups(problem, 32 / problem.bits, "rows per packed word"));
   return Verdict::accept();
 }
 

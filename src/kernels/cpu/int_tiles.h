@@ -46,6 +46,15 @@ inline constexpr float kAvx512Offset8 = 128.0f * 17.0f;
 
 enum class Isa { kGeneric, kAvx2, kAvx512 };
 
+// The first feature the kernels of `isa` need that `cpu` lacks ("" when none; kGeneric: none).
+std::string_view missing_isa(Isa isa, const CpuFeatures& cpu);
+// x86 ISA variants are compiled on x86-64 only.
+bool isa_compiled(Isa isa);
+// The tile layout's group rules: group_size a multiple of `multiple` (the rows per packed word,
+// or a kernel's own run length, named by `unit`), dividing K unless act-order (which pads every
+// group to group_size rows).
+Verdict require_tile_groups(const LinearProblem& problem, int multiple, std::string_view unit);
+
 struct TiledWeights {
   int bits = 4;
   int64_t K = 0;     // weight rows: the layer's K, or with act-order the padded group rows

@@ -9,6 +9,9 @@
 // and M, M = 1 at 0.74-1.0x the measured read bandwidth on the Llama shapes; cpu.w4a16.avx512
 // and cpu.w8a16.avx512 >= 1.7x sgemm everywhere, M = 1 at ~0.75-0.8x the bandwidth; the AVX2
 // int kernels beat the blas family up to M = 16 and use its method above.
+// cpu.int.i16.avx2 (int16 activations, vpmaddwd) takes M <= 15 from the AVX2 int kernels: one
+// Zen 3 core, weights in L3, M = 1..15: 1.3-1.5x cpu.w4a16.avx2 and 1.1-1.8x cpu.w8a16.avx2
+// (docs/design.md); it comes after the AVX-512 kernels, which keep their machines.
 #include <vector>
 
 #include "kernels/registry.h"
@@ -19,6 +22,7 @@
   X(cpu_w8a8_avx512vnni)       \
   X(cpu_w4a16_avx512)          \
   X(cpu_w8a16_avx512)          \
+  X(cpu_int_i16_avx2)          \
   X(cpu_w4a16_avx2)            \
   X(cpu_w8a16_avx2)            \
   X(cpu_fp8_w8a8_avx512)       \
