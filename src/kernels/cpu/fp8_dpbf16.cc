@@ -45,7 +45,8 @@ const ByteTables kByteTables;
 // Each decoder is a region compiled for its instruction set (GCC's target pragma; clang, which
 // ignores it, applies the same target attribute to every function in the region).
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16"))), \
+                             apply_to = function)
 #else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512bf16")
@@ -87,7 +88,8 @@ void run(const Fp8Panels& w, const Bf16Activations& x, MatrixView y, int threads
 
 // --- vbmi decoder: byte-table lookups ------------------------------------------------------
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16,avx512vbmi"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16,avx512vbmi"))), \
+                             apply_to = function)
 #else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512bf16,avx512vbmi")
