@@ -24,6 +24,7 @@
 
 #include "kernels/cuda/cuda_device.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/mma_sm80.cuh"
 
 namespace qlinear::cuda_launch {
 namespace {
@@ -66,56 +67,12 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 }
 
-template <bool kBf16>
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                    uint32_t b1) {
-  if constexpr (kBf16) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
+using cuda_device::bf16x2_pack;
+using cuda_device::bf16x2_sub;
+using cuda_device::f16x2_fma;
+using cuda_device::f16x2_sub;
+using cuda_device::mma;
 
-__device__ __forceinline__ uint32_t h2_sub(uint32_t a, uint32_t b) {
-  __half2 x, y;
-  memcpy(&x, &a, 4);
-  memcpy(&y, &b, 4);
-  const __half2 r = __hsub2(x, y);
-  uint32_t u;
-  memcpy(&u, &r, 4);
-  return u;
-}
-__device__ __forceinline__ uint32_t h2_fma(uint32_t a, uint32_t b, uint32_t c) {
-  __half2 x, y, z;
-  memcpy(&x, &a, 4);
-  memcpy(&y, &b, 4);
-  memcpy(&z, &c, 4);
-  const __half2 r = __hfma2(x, y, z);
-  uint32_t u;
-  memcpy(&u, &r, 4);
-  return u;
-}
-__device__ __forceinline__ uint32_t b2_sub(uint32_t a, uint32_t b) {
-  __nv_bfloat162 x, y;
-  memcpy(&x, &a, 4);
-  memcpy(&y, &b, 4);
-  const __nv_bfloat162 r = __hsub2(x, y);
-  uint32_t u;
-  memcpy(&u, &r, 4);
-  return u;
-}
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 r = __floats2bfloat162_rn(lo, hi);
-  uint32_t u;
-  memcpy(&u, &r, 4);
-  return u;
-}
 __device__ __forceinline__ uint32_t half_bits(float v) {
   const __half h = __float2half_rn(v);
   uint16_t u;
@@ -154,16 +111,16 @@ __device__ __forceinline__ void dequant_u4(uint32_t q, const ZeroConst (&z)[2],
     const uint32_t magic = 0x64006400u;
     const uint32_t sixteenth = 0x2C002C00u;  // 1/16 in f16
     const uint32_t q8 = q >> 8;
-    b[0][0] = h2_sub((q & 0x000F000Fu) | magic, z[0].sub);
-    b[1][0] = h2_fma((q & 0x00F000F0u) | magic, sixteenth, z[1].fma);
-    b[0][1] = h2_sub((q8 & 0x000F000Fu) | magic, z[0].sub);
-    b[1][1] = h2_fma((q8 & 0x00F000F0u) | magic, sixteenth, z[1].fma);
+    b[0][0] = f16x2_sub((q & 0x000F000Fu) | magic, z[0].sub);
+    b[1][0] = f16x2_fma((q & 0x00F000F0u) | magic, sixteenth, z[1].fma);
+    b[0][1] = f16x2_sub((q8 & 0x000F000Fu) | magic, z[0].sub);
+    b[1][1] = f16x2_fma((q8 & 0x00F000F0u) | magic, sixteenth, z[1].fma);
   } else {
     const uint32_t magic = 0x43004300u;
-    b[0][0] = b2_sub((q & 0x000F000Fu) | magic, z[0].sub);
-    b[1][0] = b2_sub(((q >> 4) & 0x000F000Fu) | magic, z[1].sub);
-    b[0][1] = b2_sub(((q >> 8) & 0x000F000Fu) | magic, z[0].sub);
-    b[1][1] = b2_sub(((q >> 12) & 0x000F000Fu) | magic, z[1].sub);
+    b[0][0] = bf16x2_sub((q & 0x000F000Fu) | magic, z[0].sub);
+    b[1][0] = bf16x2_sub(((q >> 4) & 0x000F000Fu) | magic, z[1].sub);
+    b[0][1] = bf16x2_sub(((q >> 8) & 0x000F000Fu) | magic, z[0].sub);
+    b[1][1] = bf16x2_sub(((q >> 12) & 0x000F000Fu) | magic, z[1].sub);
   }
 }
 
@@ -186,13 +143,13 @@ __device__ __forceinline__ void dequant_u8(uint32_t q, const ZeroConst& z, uint3
       memcpy(&x1, &h1, 4);
       const float2 f0 = __half22float2(x0);
       const float2 f1 = __half22float2(x1);
-      b[0] = pack_bf16(f0.x, f0.y);
-      b[1] = pack_bf16(f1.x, f1.y);
+      b[0] = bf16x2_pack(f0.x, f0.y);
+      b[1] = bf16x2_pack(f1.x, f1.y);
     }
   } else if constexpr (!kBf16) {
     const uint32_t magic = 0x64006400u;
-    b[0] = h2_sub((q & 0x00FF00FFu) | magic, z.sub);
-    b[1] = h2_sub(((q >> 8) & 0x00FF00FFu) | magic, z.sub);
+    b[0] = f16x2_sub((q & 0x00FF00FFu) | magic, z.sub);
+    b[1] = f16x2_sub(((q >> 8) & 0x00FF00FFu) | magic, z.sub);
   } else {
     float zf;
     memcpy(&zf, &z.sub, 4);
@@ -203,8 +160,8 @@ __device__ __forceinline__ void dequant_u8(uint32_t q, const ZeroConst& z, uint3
       memcpy(&v[i], &u, 4);
       v[i] -= zf;
     }
-    b[0] = pack_bf16(v[0], v[2]);
-    b[1] = pack_bf16(v[1], v[3]);
+    b[0] = bf16x2_pack(v[0], v[2]);
+    b[1] = bf16x2_pack(v[1], v[3]);
   }
 }
 
