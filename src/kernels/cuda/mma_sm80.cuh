@@ -1,7 +1,7 @@
 // Device helpers shared by the mma.sync kernels (wo_mma.cu, int_gemv.cu): the m16n8k16 tensor-core
-// instruction with f32 accumulators, and the packed f16x2 / bf16x2 arithmetic their
-// magic-number dequantization uses (bit patterns in uint32_t registers, as the fragments hold
-// them).
+// instruction with f32 accumulators, cp.async (16 bytes, L2 only, zero-filled when not `pred`),
+// and the packed f16x2 / bf16x2 arithmetic their magic-number dequantization uses (bit patterns in
+// uint32_t registers, as the fragments hold them).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -26,6 +26,17 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool pred) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int bytes = pred ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 }
 
 __device__ __forceinline__ uint32_t f16x2_sub(uint32_t a, uint32_t b) {

@@ -56,19 +56,11 @@ struct Stage {
   static constexpr int kSmem = kBytes * kStages;
 };
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool pred) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int bytes = pred ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
-
 using cuda_device::bf16x2_pack;
 using cuda_device::bf16x2_sub;
+using cuda_device::cp_async16;
+using cuda_device::cp_async_commit;
+using cuda_device::cp_async_wait;
 using cuda_device::f16x2_fma;
 using cuda_device::f16x2_sub;
 using cuda_device::mma;
