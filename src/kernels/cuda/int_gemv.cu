@@ -46,6 +46,9 @@ __device__ __forceinline__ uint4 ld_stream(const void* p) {
 
 using cuda_device::bf16x2_pack;
 using cuda_device::bf16x2_sub;
+using cuda_device::cp_async16;
+using cuda_device::cp_async_commit;
+using cuda_device::cp_async_wait;
 using cuda_device::f16x2_fma;
 using cuda_device::f16x2_sub;
 using cuda_device::mma;
@@ -211,6 +214,21 @@ __device__ __forceinline__ void flush(float (&acc)[kN8][4], float (&d)[kN8][4],
   }
 }
 
+// Chunk i's scale and zero-point pairs (its first min(kU, steps left) steps).
+template <int kCode, bool kF16Scale, bool kZp, int kN8, int kU>
+__device__ __forceinline__ void load_scales(const Slice<kF16Scale, kN8>& c, int i,
+                                            Stage<kCode, kF16Scale, kU>& st) {
+  const int first = i * kU;
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    if (first + u < c.steps) {
+      const int grp = ((c.s + first + u) << 6) >> c.shift;
+      st.sc[u] = __ldg(c.sc + grp * 8);
+      if constexpr (kZp) st.zz[u] = __ldg(c.zp + grp * 8);
+    }
+  }
+}
+
 // Issues chunk i's loads (its first min(kU, steps left) steps).
 template <int kCode, bool kF16Scale, bool kZp, int kN8, int kU>
 __device__ __forceinline__ void load_stage(const Slice<kF16Scale, kN8>& c, int i,
@@ -225,19 +243,14 @@ __device__ __forceinline__ void load_stage(const Slice<kF16Scale, kN8>& c, int i
       for (int v = 0; v < kVecs; ++v) st.w[u][v] = ld_stream(w + (u * kVecs + v) * 512);
     }
   }
-#pragma unroll
-  for (int u = 0; u < kU; ++u) {
-    if (first + u < c.steps) {
-      const int grp = ((c.s + first + u) << 6) >> c.shift;
-      st.sc[u] = __ldg(c.sc + grp * 8);
-      if constexpr (kZp) st.zz[u] = __ldg(c.zp + grp * 8);
-    }
-  }
+  load_scales<kCode, kF16Scale, kZp, kN8, kU>(c, i, st);
 }
 
 // Chunk i from its stage: per step both 32-row halves through the tensor cores into d, added times
-// the step's scale (per half with 32-row groups).
-template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kN8, int kU>
+// the step's scale (per half with 32-row groups). kFull: the chunk's kU steps all exist and lie
+// inside K, so no step or x load needs a guard (the x rows past M read row 0 instead of zeros: the
+// mma keeps x rows apart, and rows past M are never stored).
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kN8, int kU, bool kFull = false>
 __device__ __forceinline__ void compute_stage(const Slice<kF16Scale, kN8>& c, int i,
                                               const Stage<kCode, kF16Scale, kU>& st, const Zc& sym,
                                               float (&acc)[kN8][4]) {
@@ -251,7 +264,7 @@ __device__ __forceinline__ void compute_stage(const Slice<kF16Scale, kN8>& c, in
   }
 #pragma unroll
   for (int u = 0; u < kU; ++u) {
-    if (first + u >= c.steps) break;
+    if (!kFull && first + u >= c.steps) break;
     Scale s_cur = st.sc[u];
     Zc zg = sym, zh = sym;
     if constexpr (kZp) {
@@ -276,12 +289,113 @@ __device__ __forceinline__ void compute_stage(const Slice<kF16Scale, kN8>& c, in
       uint4 xv[kN8];
 #pragma unroll
       for (int n = 0; n < kN8; ++n) {
-        xv[n] = make_uint4(0, 0, 0, 0);
-        if (c.xlive[n] && off < c.klim) xv[n] = __ldg(reinterpret_cast<const uint4*>(c.x[n] + off));
+        if constexpr (kFull) {
+          xv[n] = __ldg(reinterpret_cast<const uint4*>(c.x[n] + off));
+        } else {
+          xv[n] = make_uint4(0, 0, 0, 0);
+          if (c.xlive[n] && off < c.klim) {
+            xv[n] = __ldg(reinterpret_cast<const uint4*>(c.x[n] + off));
+          }
+        }
       }
       step_half<kCode, kBf16>(st.w[u], h, zg, zh, xv, kN8, d);
     }
     flush<kF16Scale, kN8>(acc, d, s_cur);
+  }
+}
+
+// A warp's place: its tile, its slice of K (whole steps), the slice's pointers and constants.
+struct WarpPlace {
+  int warp, lane, tile_in_block, slice, tile;
+  bool live;
+  int s_begin, s_end;
+};
+
+// Slices start at multiples of `align` steps.
+__device__ __forceinline__ WarpPlace warp_place(const GemvParams& p, int align = 1) {
+  WarpPlace w;
+  w.warp = static_cast<int>(threadIdx.x) >> 5;
+  w.lane = static_cast<int>(threadIdx.x) & 31;
+  w.tile_in_block = w.warp / p.wk;
+  w.slice = w.warp % p.wk;
+  w.tile = static_cast<int>(blockIdx.x) * p.tpb + w.tile_in_block;
+  w.live = w.tile < p.tiles;
+  const int64_t units = (p.steps + align - 1) / align;
+  w.s_begin = min(p.steps, static_cast<int>(w.slice * units / p.wk) * align);
+  w.s_end = min(p.steps, static_cast<int>((w.slice + 1) * units / p.wk) * align);
+  return w;
+}
+
+template <int kCode, bool kF16Scale, bool kZp, int kN8>
+__device__ __forceinline__ Slice<kF16Scale, kN8> make_slice(const GemvParams& p,
+                                                            const WarpPlace& w) {
+  constexpr int kVecs = vecs_per_step<kCode>();
+  using Scale = typename ScaleT<kF16Scale>::type;
+  const int g = w.lane >> 2;
+  const int t = w.lane & 3;
+  Slice<kF16Scale, kN8> c;
+  // This lane's code vectors: tile, step, lane (wo_repack's order; 8-bit: two 32-row steps).
+  c.w = static_cast<const char*>(p.w) +
+        ((static_cast<int64_t>(w.tile) * p.steps + w.s_begin) * kVecs * 32 + w.lane) * 16;
+  c.sc = static_cast<const Scale*>(p.scales) + static_cast<int64_t>(w.tile) * p.groups * 8 + g;
+  c.zp = kZp ? reinterpret_cast<const uint16_t*>(p.zeros) +
+                   static_cast<int64_t>(w.tile) * p.groups * 8 + g
+             : nullptr;
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+    const int m = n * 8 + g;
+    c.xlive[n] = m < p.M;
+    c.x[n] = static_cast<const __half*>(p.x) + static_cast<int64_t>(c.xlive[n] ? m : 0) * p.ldx +
+             8 * t + static_cast<int64_t>(w.s_begin) * 64;
+  }
+  c.klim = p.K - 8 * t - w.s_begin * 64;
+  c.s = w.s_begin;
+  c.steps = w.s_end - w.s_begin;
+  c.shift = p.group_shift < 0 ? 31 : p.group_shift;
+  c.last_group = p.groups - 1;
+  c.g32 = p.group_shift == 5;
+  return c;
+}
+
+// The block's outputs: with one warp per tile straight from its fragment, else the tile's wk
+// slices added in a fixed order through `red` (kMaxWarps x kN8 * 4 x 32 floats of shared memory;
+// the caller has made it free). Fragment element (n, i) of lane (g, t): column tile * 16 + g
+// (+ 8 for i >= 2), row n * 8 + 2t + (i & 1).
+template <int kN8>
+__device__ __forceinline__ void finish(const GemvParams& p, const WarpPlace& w,
+                                       const float (&acc)[kN8][4], float* red) {
+  auto store = [&](int n, int i, int l, float v) {
+    const int col = w.tile * 16 + (l >> 2) + (i >= 2 ? 8 : 0);
+    const int row = n * 8 + 2 * (l & 3) + (i & 1);
+    if (row < p.M && col < p.N) {
+      if (p.bias != nullptr) v += p.bias[col];
+      cuda_device::store_element(p.y, static_cast<int64_t>(row) * p.ldy + col, v, p.out_code);
+    }
+  };
+  if (p.wk == 1) {
+    if (w.live) {
+#pragma unroll
+      for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) store(n, i, w.lane, acc[n][i]);
+      }
+    }
+    return;
+  }
+  constexpr int kPerWarp = kN8 * 4 * 32;
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) red[w.warp * kPerWarp + (n * 4 + i) * 32 + w.lane] = acc[n][i];
+  }
+  __syncthreads();
+  if (!w.live) return;
+  // The tile's wk warps share its 128 * kN8 sums, each adding the slices in order.
+  const int first = w.tile_in_block * p.wk;
+  for (int e = w.slice * 32 + w.lane; e < kPerWarp; e += p.wk * 32) {
+    float v = 0.0f;
+    for (int q = 0; q < p.wk; ++q) v += red[(first + q) * kPerWarp + e];
+    store((e >> 5) >> 2, (e >> 5) & 3, e & 31, v);
   }
 }
 
@@ -290,21 +404,9 @@ __device__ __forceinline__ void compute_stage(const Slice<kF16Scale, kN8>& c, in
 template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kN8, bool kPipe>
 __global__ void __launch_bounds__(kMaxWarps * 32, !kPipe && kN8 == 1 && kF16Scale && !kZp ? 3 : 2)
     int_gemv_kernel(const GemvParams p) {
-  constexpr int kVecs = vecs_per_step<kCode>();
   constexpr int kU = unroll<kCode, kPipe>();
-  using Scale = typename ScaleT<kF16Scale>::type;
-  __shared__ float red[kMaxWarps][kN8 * 4][32];
-
-  const int warp = static_cast<int>(threadIdx.x) >> 5;
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  const int g = lane >> 2;
-  const int t = lane & 3;
-  const int tile_in_block = warp / p.wk;
-  const int slice = warp % p.wk;
-  const int tile = static_cast<int>(blockIdx.x) * p.tpb + tile_in_block;
-  const bool live = tile < p.tiles;
-  const int s_begin = static_cast<int>(static_cast<int64_t>(slice) * p.steps / p.wk);
-  const int s_end = static_cast<int>(static_cast<int64_t>(slice + 1) * p.steps / p.wk);
+  __shared__ float red[kMaxWarps * kN8 * 4 * 32];
+  const WarpPlace w = warp_place(p);
 
   float acc[kN8][4];
 #pragma unroll
@@ -313,28 +415,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, !kPipe && kN8 == 1 && kF16Scal
     for (int i = 0; i < 4; ++i) acc[n][i] = 0.0f;
   }
 
-  if (live && s_begin < s_end) {
-    Slice<kF16Scale, kN8> c;
-    // This lane's code vectors: tile, step, lane (wo_repack's order; 8-bit: two 32-row steps).
-    c.w = static_cast<const char*>(p.w) +
-          ((static_cast<int64_t>(tile) * p.steps + s_begin) * kVecs * 32 + lane) * 16;
-    c.sc = static_cast<const Scale*>(p.scales) + static_cast<int64_t>(tile) * p.groups * 8 + g;
-    c.zp = kZp ? reinterpret_cast<const uint16_t*>(p.zeros) +
-                     static_cast<int64_t>(tile) * p.groups * 8 + g
-               : nullptr;
-#pragma unroll
-    for (int n = 0; n < kN8; ++n) {
-      const int m = n * 8 + g;
-      c.xlive[n] = m < p.M;
-      c.x[n] = static_cast<const __half*>(p.x) + static_cast<int64_t>(c.xlive[n] ? m : 0) * p.ldx +
-               8 * t + static_cast<int64_t>(s_begin) * 64;
-    }
-    c.klim = p.K - 8 * t - s_begin * 64;
-    c.s = s_begin;
-    c.steps = s_end - s_begin;
-    c.shift = p.group_shift < 0 ? 31 : p.group_shift;
-    c.last_group = p.groups - 1;
-    c.g32 = p.group_shift == 5;
+  if (w.live && w.s_begin < w.s_end) {
+    const Slice<kF16Scale, kN8> c = make_slice<kCode, kF16Scale, kZp, kN8>(p, w);
     const Zc sym = zero_consts<kCode, kBf16>(static_cast<uint32_t>(p.sym_zero));
     const int chunks = (c.steps + kU - 1) / kU;
     if constexpr (kPipe) {
@@ -356,50 +438,278 @@ __global__ void __launch_bounds__(kMaxWarps * 32, !kPipe && kN8 == 1 && kF16Scal
       }
     }
   }
+  finish<kN8>(p, w, acc, red);
+}
 
-  // Fragment element (n, i) of lane (g, t): column tile * 16 + g (+ 8 for i >= 2), row
-  // n * 8 + 2t + (i & 1).
-  auto store = [&](int n, int i, int l, float v) {
-    const int col = tile * 16 + (l >> 2) + (i >= 2 ? 8 : 0);
-    const int row = n * 8 + 2 * (l & 3) + (i & 1);
-    if (row < p.M && col < p.N) {
-      if (p.bias != nullptr) v += p.bias[col];
-      cuda_device::store_element(p.y, static_cast<int64_t>(row) * p.ldy + col, v, p.out_code);
+// 4-bit codes with the offset left in (the ring kernel): code q becomes the exact f16 / bf16 value
+// o + q in one LOP3 per register (bf16: and a shift): f16 column g 1024 + q, f16 column g + 8
+// 1024 + 16 q (the nibble read where it lies), bf16 128 + q. The mma sums (o + q) x; one more mma,
+// of ones, sums x (X, per x row, the same for every column), and the flush takes
+// y += s (D - (o + f z) X) / f (f = 16 for f16 column g + 8, else 1): 7 (f16: 5) instructions per
+// 8 weights instead of dequant4's 11 (9). The cancellation costs about 2^-15 of the sum's
+// magnitude (f32 accumulators, |o + q| < 2^11).
+template <uint32_t kMask, uint32_t kBits>
+__device__ __forceinline__ uint32_t and_or(uint32_t v) {
+  uint32_t r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(r) : "r"(v), "n"(kMask), "n"(kBits));
+  return r;
+}
+template <bool kBf16>
+__device__ __forceinline__ void code4_offset(uint32_t q, uint32_t (&a)[4]) {
+  if constexpr (!kBf16) {
+    const uint32_t q8 = q >> 8;
+    a[0] = and_or<0x000F000Fu, 0x64006400u>(q);
+    a[1] = and_or<0x00F000F0u, 0x64006400u>(q);
+    a[2] = and_or<0x000F000Fu, 0x64006400u>(q8);
+    a[3] = and_or<0x00F000F0u, 0x64006400u>(q8);
+  } else {
+    a[0] = and_or<0x000F000Fu, 0x43004300u>(q);
+    a[1] = and_or<0x000F000Fu, 0x43004300u>(q >> 4);
+    a[2] = and_or<0x000F000Fu, 0x43004300u>(q >> 8);
+    a[3] = and_or<0x000F000Fu, 0x43004300u>(q >> 12);
+  }
+}
+
+// The offsets o + f z of columns g and g + 8 as f32, from integer arithmetic on the bit patterns
+// (1024 = 0x44800000, whose mantissa unit is 2^-13; 128 = 0x43000000, unit 2^-16).
+template <bool kBf16>
+__device__ __forceinline__ float2 offsets4(uint32_t zg, uint32_t zh) {
+  if constexpr (!kBf16) {
+    return make_float2(__uint_as_float(0x44800000u + (zg << 13)),
+                       __uint_as_float(0x44800000u + (zh << 17)));
+  } else {
+    return make_float2(__uint_as_float(0x43000000u + (zg << 16)),
+                       __uint_as_float(0x43000000u + (zh << 16)));
+  }
+}
+
+// acc += s (d - o X) / f; d and X restart at zero.
+template <bool kBf16, bool kF16Scale>
+__device__ __forceinline__ void flush_offset(float (&acc)[1][4], float (&d)[4], float (&dx)[4],
+                                             typename ScaleT<kF16Scale>::type sc, float2 o) {
+  float2 s2 = scale_pair<kF16Scale>(sc);
+  if constexpr (!kBf16) s2.y *= 0.0625f;
+  acc[0][0] = fmaf(s2.x, fmaf(-o.x, dx[0], d[0]), acc[0][0]);
+  acc[0][1] = fmaf(s2.x, fmaf(-o.x, dx[1], d[1]), acc[0][1]);
+  acc[0][2] = fmaf(s2.y, fmaf(-o.y, dx[0], d[2]), acc[0][2]);
+  acc[0][3] = fmaf(s2.y, fmaf(-o.y, dx[1], d[3]), acc[0][3]);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    d[e] = 0.0f;
+    dx[e] = 0.0f;
+  }
+}
+
+// The cp.async ring: each warp streams its code vectors through its own ring of kRingSlots stages
+// (kRingVecs 16-byte vectors per lane each: two 64-row steps of 4-bit codes, one of 8-bit) in
+// shared memory. A lane copies and later reads only its own vectors, so the ring needs no barrier,
+// only cp.async.wait_group; kRingSlots - 1 stages stay in flight while one is computed and hold no
+// registers. Stages wholly inside the slice and K run unguarded; the scales of the next stage are
+// loaded while one is computed. One n8 tile of x rows (the kernel serves M <= 8).
+constexpr int kRingVecs = 2;
+constexpr int kRingSlots = 4;
+constexpr int kRingLaneVecs = kRingSlots * kRingVecs;
+static_assert((kRingSlots & (kRingSlots - 1)) == 0, "slots are picked with a mask");
+
+// Scale (and zero-point) pairs of one 4-bit stage: per 32-row half, per step, or one (groups of
+// >= 128 rows and channelwise: slices start at even steps, so a stage lies in one group).
+template <bool kF16Scale, int kGroups>
+struct RingScales {
+  static constexpr int kN = kGroups == kGemvG32 ? 4 : kGroups == kGemvG64 ? 2 : 1;
+  typename ScaleT<kF16Scale>::type sc[kN];
+  uint32_t zz[kN];
+};
+
+template <bool kF16Scale, bool kZp, int kGroups>
+__device__ __forceinline__ void load_ring_scales(const Slice<kF16Scale, 1>& c, int i,
+                                                 RingScales<kF16Scale, kGroups>& r) {
+  const int step = c.s + 2 * i;
+#pragma unroll
+  for (int e = 0; e < RingScales<kF16Scale, kGroups>::kN; ++e) {
+    // Entries past the slice's last group read the last one (their x is zero).
+    int grp;
+    if constexpr (kGroups == kGemvG32) {
+      grp = min(2 * step + e, c.last_group);
+    } else if constexpr (kGroups == kGemvG64) {
+      grp = min(step + e, c.last_group);
+    } else {
+      grp = (step << 6) >> c.shift;
     }
+    r.sc[e] = __ldg(c.sc + grp * 8);
+    if constexpr (kZp) r.zz[e] = __ldg(c.zp + grp * 8);
+  }
+}
+
+// One 4-bit stage (two steps) from its code vectors. kFull: both steps exist and lie inside K, else
+// the x of missing steps and of rows past K is zero (the ring slot's stale codes then add nothing).
+template <bool kBf16, bool kF16Scale, bool kZp, int kGroups, bool kFull>
+__device__ __forceinline__ void ring_stage4(const Slice<kF16Scale, 1>& c, int i,
+                                            const uint4 (&wv)[2],
+                                            const RingScales<kF16Scale, kGroups>& r, float2 sym,
+                                            float (&acc)[1][4]) {
+  constexpr uint32_t kOne = kBf16 ? 0x3F803F80u : 0x3C003C00u;
+  const uint32_t ones[4] = {kOne, kOne, kOne, kOne};
+  const __half* xs = c.x[0] + static_cast<int64_t>(i) * 128;
+  float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  float dx[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  auto offsets = [&](int e) {
+    if constexpr (kZp) return offsets4<kBf16>(r.zz[e] & 0xFFu, r.zz[e] >> 8);
+    return sym;
   };
-  if (p.wk == 1) {
-    if (live) {
 #pragma unroll
-      for (int n = 0; n < kN8; ++n) {
+  for (int u = 0; u < 2; ++u) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) store(n, i, lane, acc[n][i]);
+    for (int h = 0; h < 2; ++h) {
+      const int off = u * 64 + 32 * h;
+      uint4 xv;
+      if constexpr (kFull) {
+        xv = __ldg(reinterpret_cast<const uint4*>(xs + off));
+      } else {
+        xv = make_uint4(0, 0, 0, 0);
+        if (2 * i + u < c.steps && 128 * i + off < c.klim) {
+          xv = __ldg(reinterpret_cast<const uint4*>(xs + off));
+        }
+      }
+#pragma unroll
+      for (int jj = 0; jj < 2; ++jj) {
+        uint32_t a[4];
+        code4_offset<kBf16>(h == 0 ? (jj == 0 ? wv[u].x : wv[u].y) : (jj == 0 ? wv[u].z : wv[u].w),
+                            a);
+        const uint32_t b0 = jj == 0 ? xv.x : xv.z;
+        const uint32_t b1 = jj == 0 ? xv.y : xv.w;
+        mma<kBf16>(d, a, b0, b1);
+        mma<kBf16>(dx, ones, b0, b1);
+      }
+      if constexpr (kGroups == kGemvG32) {
+        flush_offset<kBf16, kF16Scale>(acc, d, dx, r.sc[2 * u + h], offsets(2 * u + h));
       }
     }
-    return;
+    if constexpr (kGroups == kGemvG64) {
+      flush_offset<kBf16, kF16Scale>(acc, d, dx, r.sc[u], offsets(u));
+    }
   }
+  if constexpr (kGroups == kGemvGWide)
+    flush_offset<kBf16, kF16Scale>(acc, d, dx, r.sc[0], offsets(0));
+}
+
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kGroups>
+__global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const GemvParams p) {
+  constexpr int kVecs = vecs_per_step<kCode>();
+  constexpr int kU = kRingVecs / kVecs;  // steps per stage
+  extern __shared__ uint4 ring_smem[];
+  const WarpPlace w = warp_place(p, kU);
+
+  float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
+  if (w.live && w.s_begin < w.s_end) {
+    const Slice<kF16Scale, 1> c = make_slice<kCode, kF16Scale, kZp, 1>(p, w);
+    uint4* ring = ring_smem + w.warp * (kRingLaneVecs * 32) + w.lane;
+    const int nvec = c.steps * kVecs;
+    const int stages = (c.steps + kU - 1) / kU;
+    // Stages 0 .. full - 1 hold kU steps whose x rows all lie inside K.
+    const int full = max(0, min(c.steps, p.K / 64 - c.s)) / kU;
+    // Stages 0 .. whole - 1 hold kRingVecs vectors of the slice.
+    const int whole = nvec / kRingVecs;
+    // Iterations 0 .. steady - 1 refill whole stages and compute full ones: no guard at all.
+    const int steady = max(0, min(full, whole - (kRingSlots - 1)));
+    auto slot_of = [&](int j) { return ring + (j & (kRingSlots - 1)) * (kRingVecs * 32); };
+    auto issue = [&](int j) {
+      uint4* slot = slot_of(j);
+      const char* src = c.w + static_cast<int64_t>(j) * (kRingVecs * 512);
 #pragma unroll
-  for (int n = 0; n < kN8; ++n) {
+      for (int v = 0; v < kRingVecs; ++v) {
+        if (j * kRingVecs + v < nvec) cp_async16(slot + v * 32, src + v * 512, true);
+      }
+    };
 #pragma unroll
-    for (int i = 0; i < 4; ++i) red[warp][n * 4 + i][lane] = acc[n][i];
+    for (int j = 0; j < kRingSlots - 1; ++j) {
+      if (j < stages) issue(j);
+      cp_async_commit();
+    }
+    // Iteration i: refill the slot stage i - 1 was read from (its vectors are used by now) with
+    // stage i + kRingSlots - 1, load stage i + 1's scales, wait for stage i, compute it.
+    if constexpr (kCode == kU4) {
+      const float2 sym =
+          offsets4<kBf16>(static_cast<uint32_t>(p.sym_zero), static_cast<uint32_t>(p.sym_zero));
+      RingScales<kF16Scale, kGroups> cur, next;
+      load_ring_scales<kF16Scale, kZp, kGroups>(c, 0, cur);
+      const char* src = c.w + static_cast<int64_t>(kRingSlots - 1) * (kRingVecs * 512);
+      int i = 0;
+      for (; i < steady; ++i) {
+        uint4* fill = slot_of(i + kRingSlots - 1);
+#pragma unroll
+        for (int v = 0; v < kRingVecs; ++v) cp_async16(fill + v * 32, src + v * 512, true);
+        src += kRingVecs * 512;
+        cp_async_commit();
+        load_ring_scales<kF16Scale, kZp, kGroups>(c, i + 1, next);
+        cp_async_wait<kRingSlots - 1>();
+        const uint4* slot = slot_of(i);
+        const uint4 wv[2] = {slot[0], slot[32]};
+        ring_stage4<kBf16, kF16Scale, kZp, kGroups, true>(c, i, wv, cur, sym, acc);
+        cur = next;
+      }
+      for (; i < stages; ++i) {
+        if (i + kRingSlots - 1 < stages) issue(i + kRingSlots - 1);
+        cp_async_commit();
+        if (i + 1 < stages) load_ring_scales<kF16Scale, kZp, kGroups>(c, i + 1, next);
+        cp_async_wait<kRingSlots - 1>();
+        const uint4* slot = slot_of(i);
+        const uint4 wv[2] = {slot[0], slot[32]};
+        if (i < full) {
+          ring_stage4<kBf16, kF16Scale, kZp, kGroups, true>(c, i, wv, cur, sym, acc);
+        } else {
+          ring_stage4<kBf16, kF16Scale, kZp, kGroups, false>(c, i, wv, cur, sym, acc);
+        }
+        cur = next;
+      }
+    } else {
+      const Zc sym = zero_consts<kCode, kBf16>(static_cast<uint32_t>(p.sym_zero));
+      Stage<kCode, kF16Scale, kU> st, next;
+      load_scales<kCode, kF16Scale, kZp, 1, kU>(c, 0, st);
+      for (int i = 0; i < stages; ++i) {
+        if (i + kRingSlots - 1 < stages) issue(i + kRingSlots - 1);
+        cp_async_commit();
+        if (i + 1 < stages) load_scales<kCode, kF16Scale, kZp, 1, kU>(c, i + 1, next);
+        cp_async_wait<kRingSlots - 1>();
+        const uint4* slot = slot_of(i);
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+#pragma unroll
+          for (int v = 0; v < kVecs; ++v) st.w[u][v] = slot[(u * kVecs + v) * 32];
+        }
+        if (i < full) {
+          compute_stage<kCode, kBf16, kF16Scale, kZp, 1, kU, true>(c, i, st, sym, acc);
+        } else {
+          compute_stage<kCode, kBf16, kF16Scale, kZp, 1, kU, false>(c, i, st, sym, acc);
+        }
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+          st.sc[u] = next.sc[u];
+          st.zz[u] = next.zz[u];
+        }
+      }
+    }
+    cp_async_wait<0>();
   }
+  // The reduction reuses the ring: every warp is past its last read.
   __syncthreads();
-  if (!live) return;
-  // The tile's wk warps share its 128 * kN8 sums, each adding the slices in order.
-  const int first = tile_in_block * p.wk;
-  for (int e = slice * 32 + lane; e < kN8 * 4 * 32; e += p.wk * 32) {
-    const int l = e & 31;
-    const int ni = e >> 5;
-    float v = 0.0f;
-    for (int q = 0; q < p.wk; ++q) v += red[first + q][ni][l];
-    store(ni >> 2, ni & 3, l, v);
-  }
+  finish<1>(p, w, acc, reinterpret_cast<float*>(ring_smem));
 }
 
 using KernelFn = void (*)(GemvParams);
 
 template <int kCode, bool kBf16, bool kF16Scale, bool kZp>
 KernelFn pick_n8(const GemvVariant& v) {
-  if (v.pipe) {
+  if (v.pipe == kGemvRing && v.n8 == 1) {
+    // 8-bit stages are single steps whose scales follow any group size.
+    if constexpr (kCode == kU8) {
+      return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvGWide>;
+    } else {
+      if (v.groups == kGemvG32) return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvG32>;
+      if (v.groups == kGemvG64) return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvG64>;
+      return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvGWide>;
+    }
+  }
+  if (v.pipe == kGemvTwoStages) {
     return v.n8 == 1 ? int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 1, true>
                      : int_gemv_kernel<kCode, kBf16, kF16Scale, kZp, 2, true>;
   }
@@ -420,17 +730,22 @@ KernelFn pick(const GemvVariant& v) {
   return v.bf16 ? pick_scale<kU8, true>(v) : pick_scale<kU8, false>(v);
 }
 
+std::size_t dynamic_smem(const GemvVariant& v, unsigned threads) {
+  return v.pipe == kGemvRing && v.n8 == 1 ? threads * kRingLaneVecs * sizeof(uint4) : 0;
+}
+
 }  // namespace
 
 cudaError_t int_gemv_occupancy(const GemvVariant& variant, int threads, int* blocks) {
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, pick(variant), threads, 0);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      blocks, pick(variant), threads, dynamic_smem(variant, static_cast<unsigned>(threads)));
 }
 
 cudaError_t int_gemv_launch(const GemvVariant& variant, const GemvParams& params,
                             cudaStream_t stream) {
   const unsigned blocks = static_cast<unsigned>((params.tiles + params.tpb - 1) / params.tpb);
   const unsigned threads = static_cast<unsigned>(params.tpb * params.wk * 32);
-  pick(variant)<<<blocks, threads, 0, stream>>>(params);
+  pick(variant)<<<blocks, threads, dynamic_smem(variant, threads), stream>>>(params);
   return cudaGetLastError();
 }
 

@@ -5,8 +5,10 @@
 // after prepare: codes in wo_mma.cu's 16-byte fragment order (16-column tiles, N padded to 16, K
 // to 64), act-order rows sorted by group; scales / zero points as per-tile column pairs
 // run: y^T = W x^T on mma.m16n8k16 (weights as A, the x rows as one n8 tile), one warp per
-// 16-column tile and slice of K, 8 x 16-byte code loads in flight per lane (two stages of 4 for
-// K >= N), no shared memory but the fixed-order reduction of the K slices (int_gemv.cu)
+// 16-column tile and slice of K; 4-bit codes stream through a per-warp cp.async ring in shared
+// memory (3 stages of 2 steps in flight) and are dequantized with the offset left in (an mma of
+// ones sums x for the correction); 8-bit codes through registers (8 x 16-byte loads per lane, two
+// stages of 4 for K >= N); fixed-order reduction of the K slices (int_gemv.cu)
 // limits: sm >= 80, K % 32 == 0, act-order only with all of K on this rank
 // tested on: NVIDIA H200 (sm90), tests/device grid
 #include <fmt/format.h>

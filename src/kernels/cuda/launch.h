@@ -122,13 +122,21 @@ struct GemvParams {
   int wk;     // warps per tile, splitting K (tpb * wk <= kGemvMaxWarps)
 };
 
+// How a warp keeps its code loads in flight: one register stage of 8 x 16 bytes per lane, two of
+// 4, or a cp.async ring of 4 x 2 in shared memory (M <= 8; with M 9-16 the one-stage kernel).
+enum GemvPipe : int { kGemvOneStage = 0, kGemvTwoStages = 1, kGemvRing = 2 };
+inline constexpr int kGemvPipes = 3;
+// The ring kernel's group handling (4-bit): 32-row groups, 64-row, or >= 128 rows / channelwise.
+enum GemvGroups : int { kGemvG32 = 0, kGemvG64 = 1, kGemvGWide = 2 };
+
 struct GemvVariant {
   int code = kU4;  // kU4 / kU8
   bool bf16 = true;
   bool f16_scale = false;
   bool zeros = false;  // zero points (else symmetric)
   int n8 = 1;          // x rows in n8 tiles: 1 (M <= 8) or 2 (M <= 16)
-  bool pipe = false;   // two register stages of 4 x 16 bytes per lane (else one of 8)
+  int pipe = kGemvOneStage;
+  int groups = kGemvGWide;
 };
 cudaError_t int_gemv_occupancy(const GemvVariant& variant, int threads, int* blocks);
 // grid = ceil(tiles / tpb) blocks of tpb * wk warps.

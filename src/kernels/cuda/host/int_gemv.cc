@@ -46,7 +46,7 @@ class GemvPrepared final : public PreparedLinear {
   bool act_order = false;
   int sm_count = 1;
   // Resident blocks (of 8 warps) per SM, per (pipe, n8) (measured at prepare).
-  int occupancy[2][2] = {{1, 1}, {1, 1}};
+  int occupancy[launch::kGemvPipes][2] = {{1, 1}, {1, 1}, {1, 1}};
   Tensor w, scales, zeros, perm, bias;
   void* default_stream = nullptr;
 
@@ -96,20 +96,23 @@ class GemvPrepared final : public PreparedLinear {
   // fullest, slightly penalised per doubling (each one adds a reduction and shortens the stream a
   // warp keeps in flight), with at least 2 steps per warp. QLINEAR_CUDA_GEMV_WK=1|2|4|8 fixes wk
   // (a tuning knob for measurements).
-  // The two-stage register pipeline for layers with K >= N (few column tiles, long K slices: the
-  // warps stream longer, 16 per SM with loads always in flight), one stage of 8 vectors and 24
-  // warps per SM for wide ones (H200, bench/results/h200.md). QLINEAR_CUDA_GEMV_PIPE=0|1 forces
-  // either (a measurement knob).
-  bool pipe() const {
+  // How the warps keep loads in flight (launch::GemvPipe). 4-bit: the cp.async ring with the
+  // offset-left-in dequantization (1.3-1.7x faster than the register pipelines at M = 1-8 on the
+  // H200). 8-bit, whose ring path still dequantizes exactly step by step, measured 1.0-1.17x
+  // slower in the ring at M = 1, so it keeps the register pipelines: two stages for K >= N (few
+  // column tiles, long K slices per warp), one stage of 8 vectors and 24 warps per SM for wide
+  // layers (bench/results/h200.md). QLINEAR_CUDA_GEMV_PIPE=0|1|2 forces one (a measurement knob).
+  int pipe() const {
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_GEMV_PIPE");
       return v != nullptr ? std::atoi(v) : -1;
     }();
-    if (forced == 0 || forced == 1) return forced == 1;
-    return problem().K >= problem().N;
+    if (forced >= 0 && forced < launch::kGemvPipes) return forced;
+    if (variant.code == launch::kU4) return launch::kGemvRing;
+    return problem().K >= problem().N ? launch::kGemvTwoStages : launch::kGemvOneStage;
   }
 
-  void choose_split(launch::GemvParams& prm, int n8, bool piped) const {
+  void choose_split(launch::GemvParams& prm, int n8, int piped) const {
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_GEMV_WK");
       return v != nullptr ? std::atoi(v) : 0;
@@ -128,8 +131,7 @@ class GemvPrepared final : public PreparedLinear {
       if (wk > 1 && prm.steps < 2 * wk) break;
       const int tpb = kMaxWarps / wk;
       const double blocks = std::ceil(static_cast<double>(prm.tiles) / tpb);
-      const double capacity =
-          static_cast<double>(std::max(1, occupancy[piped ? 1 : 0][n8 - 1])) * sm_count;
+      const double capacity = static_cast<double>(std::max(1, occupancy[piped][n8 - 1])) * sm_count;
       const double waves = blocks / capacity;
       const double score = waves / std::ceil(waves) - 0.03 * std::log2(static_cast<double>(wk));
       if (score > best_score + 1e-9) {
@@ -177,6 +179,7 @@ PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& w
                         weights.name, gs);
     }
     prep->group_shift = __builtin_ctz(static_cast<unsigned>(gs));
+    v.groups = gs == 32 ? launch::kGemvG32 : gs == 64 ? launch::kGemvG64 : launch::kGemvGWide;
   }
   prep->act_order = !w->g_idx.empty();
   Tensor perm_dev;
@@ -239,11 +242,11 @@ PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& w
   QL_CUDA(cudaStreamSynchronize(stream));
   prep->perm = std::move(perm_dev);
 
-  for (int piped = 0; piped < 2; ++piped) {
+  for (int piped = 0; piped < launch::kGemvPipes; ++piped) {
     for (int n8 = 1; n8 <= 2; ++n8) {
       launch::GemvVariant probe = v;
       probe.n8 = n8;
-      probe.pipe = piped == 1;
+      probe.pipe = piped;
       int blocks = 0;
       QL_CUDA(launch::int_gemv_occupancy(probe, kMaxWarps * 32, &blocks));
       if (blocks < 1) {
