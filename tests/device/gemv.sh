@@ -7,9 +7,10 @@
 #
 #   STAGES=grid,peers,bench,pipe,mma,sweep,ncu,sass,sanitizer,model TOTAL_S=300 bash gemv.sh
 #
-# QLINEAR_CUDA_GEMV_PIPE=0|1 forces the one-stage or the two-stage register pipeline (the "bench"
-# stage runs the registry's own choice, "pipe" forces the pipeline; the grid, sweep and sanitizer
-# stages run both; NCU_CFGS entries name one, -1 for the default).
+# QLINEAR_CUDA_GEMV_PIPE=0|1|2 forces the one-stage or the two-stage register pipeline or the
+# cp.async ring (the "bench" stage runs the registry's own choice, "pipe" each of BENCH_PIPES; the
+# grid and sanitizer stages run each of PIPES, the sweep each of SWEEP_PIPES; NCU_CFGS entries
+# name one, -1 for the default). MODELS: the synthetic models of the "model" stage.
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-$HERE/out}"
@@ -51,7 +52,7 @@ bench() {  # bench LOG_NAME [extra env assignments via env(1)] -- runs qlinear b
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 
 if has grid; then
-  for pipe in 0 1; do
+  for pipe in ${PIPES:-0 1 2}; do
     stamp "grid pipe=$pipe"
     QLINEAR_CUDA_GEMV_PIPE=$pipe timeout "$(lim "${GRID_S:-120}")" "$TESTS" --gtest_color=no \
       --gtest_filter='Registry/*' 2>&1 | tee "$LOGS/grid_$pipe.log" |
@@ -68,11 +69,13 @@ if has peers; then
 fi
 
 has bench && bench gemv QLINEAR_CUDA_GEMV_PIPE=-1
-has pipe && bench pipe QLINEAR_CUDA_GEMV_PIPE=1
+if has pipe; then
+  for pipe in ${BENCH_PIPES:-0 1}; do bench "pipe$pipe" QLINEAR_CUDA_GEMV_PIPE="$pipe"; done
+fi
 has mma && bench mma QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80
 
 if has sweep; then
-  for pipe in 0 1; do
+  for pipe in ${SWEEP_PIPES:-2}; do
     for wk in ${WKS:-1 2 4 8}; do
       SHAPES="${SWEEP_SHAPES:-8192x57344,4096x28672,14336x4096,4096x4096}" BATCH=1,16 \
         SCHEMES=w4a16g128 bench "wk${wk}_p$pipe" QLINEAR_CUDA_GEMV_WK="$wk" QLINEAR_CUDA_GEMV_PIPE=$pipe
@@ -111,7 +114,7 @@ if has sass; then
 fi
 
 if has sanitizer; then
-  for pipe in 0 1; do
+  for pipe in ${PIPES:-0 1 2}; do
     stamp "sanitizer pipe=$pipe"
     QLINEAR_CUDA_GEMV_PIPE=$pipe QLINEAR_DEVICE_GRID=reduced timeout "$(lim "${SANITIZER_S:-120}")" \
       compute-sanitizer --tool memcheck --error-exitcode 3 "$TESTS" --gtest_color=no \
@@ -123,14 +126,16 @@ fi
 
 if has model; then
   # FORMAT[:ENV=VALUE] runs (the environment picks the gemv variant or disables it).
-  for run in ${MODEL_RUNS:-w4a16g128 w4a16g128:QLINEAR_CUDA_GEMV_PIPE=1 w4a16g128:QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80 w8a16}; do
-    fmt="${run%%:*}"
-    envs=()
-    [[ "$run" == *:* ]] && envs=("${run#*:}")
-    stamp "bench-model $run"
-    timeout "$(lim 60)" env "${envs[@]}" "$QL" bench-model --device cuda --synthetic llama3.2-1b \
-      --format "$fmt" --prompt-len 128 --gen-len 128 --json 2>>"$LOGS/bench_model.err" |
-      sed "s|^{|{\"run\":\"$run\",|" | tee -a "$OUT/bench_model.jsonl"
+  for model in ${MODELS:-llama3.2-1b}; do
+    for run in ${MODEL_RUNS:-w4a16g128 w4a16g128:QLINEAR_CUDA_GEMV_PIPE=0 w4a16g128:QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80 w8a16}; do
+      fmt="${run%%:*}"
+      envs=()
+      [[ "$run" == *:* ]] && envs=("${run#*:}")
+      stamp "bench-model $model $run"
+      timeout "$(lim 90)" env "${envs[@]}" "$QL" bench-model --device cuda --synthetic "$model" \
+        --format "$fmt" --prompt-len 128 --gen-len 128 --json 2>>"$LOGS/bench_model.err" |
+        sed "s|^{|{\"model\":\"$model\",\"run\":\"$run\",|" | tee -a "$OUT/bench_model.jsonl"
+    done
   done
   tail -3 "$LOGS/bench_model.err"
   if [[ -f "$HERE/tools/gpu_decode_peer.py" ]]; then
