@@ -35,7 +35,7 @@
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
 #include "qlinear/dtype.h"
-#include "support/gptq_pack.h"
+#include "support/int_layer.h"
 
 namespace qlinear {
 namespace {
@@ -92,39 +92,11 @@ std::vector<float> maybe_bias(std::mt19937& rng, int64_t N) {
   return random_floats(rng, static_cast<std::size_t>(N), -1.0f, 1.0f);
 }
 
-// Scales as checkpoints store them (f16 values) unless `f32`.
-std::vector<float> scales(std::mt19937& rng, std::size_t n, bool f32) {
-  std::vector<float> s = random_floats(rng, n, 0.002f, 0.02f);
-  if (!f32) {
-    for (float& v : s) v = f16_to_f32(f32_to_f16(v));
-  }
-  return s;
-}
-
 Canonical make_int(std::mt19937& rng, int bits, int64_t K, int64_t N, int group, bool asym,
                    bool act_order, bool f32_scales) {
-  IntWeights w;
-  w.bits = bits;
-  w.K = K;
-  w.N = N;
-  w.group_size = group;
-  w.num_groups = K / group;
-  std::uniform_int_distribution<uint32_t> code(0, (1u << bits) - 1);
-  std::vector<uint32_t> codes(static_cast<std::size_t>(K * N));
-  for (uint32_t& c : codes) c = code(rng);
-  w.qweight = test::pack_gptq(codes, K, N, bits);
-  w.scales = scales(rng, static_cast<std::size_t>(w.num_groups * N), f32_scales);
-  if (asym) {
-    w.zeros.resize(static_cast<std::size_t>(w.num_groups * N));
-    for (uint8_t& z : w.zeros) z = static_cast<uint8_t>(code(rng));
-  }
-  if (act_order) {
-    for (int64_t k = 0; k < K; ++k) w.g_idx.push_back(static_cast<int32_t>(k / group));
-    std::shuffle(w.g_idx.begin(), w.g_idx.end(), rng);
-  }
-  w.bias = maybe_bias(rng, N);
   Canonical c;
-  c.weights = std::move(w);
+  c.weights = test::random_int_weights(rng, bits, K, N, group, asym, act_order, f32_scales);
+  std::get<IntWeights>(c.weights).bias = maybe_bias(rng, N);
   c.shard_sizes = {N};
   return c;
 }
