@@ -3,7 +3,7 @@
 // The problem is computed transposed, y^T = W x^T, so that the weights are the A operand of
 // mma.m16n8k16 (16 output columns per warp) and the M <= 8 (or 16) rows of x are B (one or two n8
 // tiles): no tensor-core lane works on padding rows of weights, and each warp streams its own
-// 16-column tile of codes with 16-byte loads and no shared memory.
+// 16-column tile of codes with 16-byte loads.
 //
 // Layout after prepare: the codes are wo_mma.cu's repacked form (wo_repack: per 16-column tile
 // and 64 (4-bit) or 32 (8-bit) K rows, one 16-byte vector per lane; the B-fragment order of two
@@ -15,12 +15,16 @@
 // f32; zero points the same as u8 pairs.
 //
 // Run: warp = one 16-column tile x a slice of K (whole 64-row steps); a block holds `tpb` tiles x
-// `wk` slices. Each warp issues the code loads of kUnroll steps at once (ld.global.nc,
-// L1::no_allocate) plus their scales and zero points, then per 32-row half dequantizes in
-// registers (magic-number f16 / bf16 conversion, the zero point subtracted exactly), runs two
-// mma per n8 tile into a fresh f32 fragment and adds it times the half's scale to the
-// accumulator (so every group size that is a power of two >= 32 and channelwise take the same
-// path). Slices of one tile are reduced through shared memory in a fixed order (deterministic, no
+// `wk` slices. Two ways to stream the codes (GemvPipe):
+// - the register pipelines (int_gemv_kernel; 8-bit codes): each warp issues the code loads of
+//   kUnroll steps at once (ld.global.nc, L1::no_allocate) plus their scales and zero points, then
+//   per 32-row half dequantizes in registers (magic-number f16 / bf16 conversion, the zero point
+//   subtracted exactly), runs two mma per n8 tile into a fresh f32 fragment and adds it times the
+//   half's scale to the accumulator (every power-of-two group size >= 32 and channelwise take that
+//   one path);
+// - the cp.async ring (int_gemv_ring_kernel; 4-bit codes): the codes pass through a per-warp ring
+//   in shared memory and are dequantized with the offset left in (code4_offset below).
+// Slices of one tile are reduced through shared memory in a fixed order (deterministic, no
 // workspace, one launch).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -697,9 +701,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
 
 using KernelFn = void (*)(GemvParams);
 
+// The ring kernel has one n8 tile of x rows; with two the one-stage kernel runs.
+bool uses_ring(const GemvVariant& v) { return v.pipe == kGemvRing && v.n8 == 1; }
+
 template <int kCode, bool kBf16, bool kF16Scale, bool kZp>
 KernelFn pick_n8(const GemvVariant& v) {
-  if (v.pipe == kGemvRing && v.n8 == 1) {
+  if (uses_ring(v)) {
     // 8-bit stages are single steps whose scales follow any group size.
     if constexpr (kCode == kU8) {
       return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvGWide>;
@@ -731,7 +738,7 @@ KernelFn pick(const GemvVariant& v) {
 }
 
 std::size_t dynamic_smem(const GemvVariant& v, unsigned threads) {
-  return v.pipe == kGemvRing && v.n8 == 1 ? threads * kRingLaneVecs * sizeof(uint4) : 0;
+  return uses_ring(v) ? threads * kRingLaneVecs * sizeof(uint4) : 0;
 }
 
 }  // namespace

@@ -36,8 +36,24 @@ class GemvPrepared final : public PreparedLinear {
   }
   bool capturable() const override { return true; }
 
+  // How the warps keep loads in flight (launch::GemvPipe). 4-bit: the cp.async ring with the
+  // offset-left-in dequantization (1.3-1.7x faster than the register pipelines at M = 1-8 on the
+  // H200). 8-bit, whose ring path still dequantizes exactly step by step, measured 1.0-1.17x
+  // slower in the ring at M = 1, so it keeps the register pipelines: two stages for K >= N (few
+  // column tiles, long K slices per warp), one stage of 8 vectors and 24 warps per SM for wide
+  // layers (bench/results/h200.md). QLINEAR_CUDA_GEMV_PIPE=0|1|2 forces one (a measurement knob).
+  int pipeline() const {
+    static const int forced = [] {
+      const char* v = std::getenv("QLINEAR_CUDA_GEMV_PIPE");
+      return v != nullptr ? std::atoi(v) : -1;
+    }();
+    if (forced >= 0 && forced < launch::kGemvPipes) return forced;
+    if (variant.code == launch::kU4) return launch::kGemvRing;
+    return problem().K >= problem().N ? launch::kGemvTwoStages : launch::kGemvOneStage;
+  }
+
   std::string kernel;
-  launch::GemvVariant variant;  // n8 set per call
+  launch::GemvVariant variant;  // pipe set at prepare (pipeline()), n8 per call
   int64_t tiles = 0;
   int64_t Kpad = 0;
   int groups = 1;
@@ -45,8 +61,8 @@ class GemvPrepared final : public PreparedLinear {
   int sym_zero = 8;
   bool act_order = false;
   int sm_count = 1;
-  // Resident blocks (of 8 warps) per SM, per (pipe, n8) (measured at prepare).
-  int occupancy[launch::kGemvPipes][2] = {{1, 1}, {1, 1}, {1, 1}};
+  // Resident blocks (of 8 warps) per SM of the layer's pipeline, per n8 (measured at prepare).
+  int occupancy[2] = {1, 1};
   Tensor w, scales, zeros, perm, bias;
   void* default_stream = nullptr;
 
@@ -86,8 +102,7 @@ class GemvPrepared final : public PreparedLinear {
     prm.tiles = static_cast<int>(tiles);
     launch::GemvVariant v = variant;
     v.n8 = M <= 8 ? 1 : 2;
-    v.pipe = pipe();
-    choose_split(prm, v.n8, v.pipe);
+    choose_split(prm, v.n8);
     return cuda_status(launch::int_gemv_launch(v, prm, stream), kernel);
   }
 
@@ -96,23 +111,7 @@ class GemvPrepared final : public PreparedLinear {
   // fullest, slightly penalised per doubling (each one adds a reduction and shortens the stream a
   // warp keeps in flight), with at least 2 steps per warp. QLINEAR_CUDA_GEMV_WK=1|2|4|8 fixes wk
   // (a tuning knob for measurements).
-  // How the warps keep loads in flight (launch::GemvPipe). 4-bit: the cp.async ring with the
-  // offset-left-in dequantization (1.3-1.7x faster than the register pipelines at M = 1-8 on the
-  // H200). 8-bit, whose ring path still dequantizes exactly step by step, measured 1.0-1.17x
-  // slower in the ring at M = 1, so it keeps the register pipelines: two stages for K >= N (few
-  // column tiles, long K slices per warp), one stage of 8 vectors and 24 warps per SM for wide
-  // layers (bench/results/h200.md). QLINEAR_CUDA_GEMV_PIPE=0|1|2 forces one (a measurement knob).
-  int pipe() const {
-    static const int forced = [] {
-      const char* v = std::getenv("QLINEAR_CUDA_GEMV_PIPE");
-      return v != nullptr ? std::atoi(v) : -1;
-    }();
-    if (forced >= 0 && forced < launch::kGemvPipes) return forced;
-    if (variant.code == launch::kU4) return launch::kGemvRing;
-    return problem().K >= problem().N ? launch::kGemvTwoStages : launch::kGemvOneStage;
-  }
-
-  void choose_split(launch::GemvParams& prm, int n8, int piped) const {
+  void choose_split(launch::GemvParams& prm, int n8) const {
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_GEMV_WK");
       return v != nullptr ? std::atoi(v) : 0;
@@ -131,7 +130,7 @@ class GemvPrepared final : public PreparedLinear {
       if (wk > 1 && prm.steps < 2 * wk) break;
       const int tpb = kMaxWarps / wk;
       const double blocks = std::ceil(static_cast<double>(prm.tiles) / tpb);
-      const double capacity = static_cast<double>(std::max(1, occupancy[piped][n8 - 1])) * sm_count;
+      const double capacity = static_cast<double>(std::max(1, occupancy[n8 - 1])) * sm_count;
       const double waves = blocks / capacity;
       const double score = waves / std::ceil(waves) - 0.03 * std::log2(static_cast<double>(wk));
       if (score > best_score + 1e-9) {
@@ -242,19 +241,17 @@ PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& w
   QL_CUDA(cudaStreamSynchronize(stream));
   prep->perm = std::move(perm_dev);
 
-  for (int piped = 0; piped < launch::kGemvPipes; ++piped) {
-    for (int n8 = 1; n8 <= 2; ++n8) {
-      launch::GemvVariant probe = v;
-      probe.n8 = n8;
-      probe.pipe = piped;
-      int blocks = 0;
-      QL_CUDA(launch::int_gemv_occupancy(probe, kMaxWarps * 32, &blocks));
-      if (blocks < 1) {
-        return make_error(ErrorCode::kUnsupported, "{}: {} threads per block do not fit on {}",
-                          kernel, kMaxWarps * 32, device.device().name);
-      }
-      prep->occupancy[piped][n8 - 1] = blocks;
+  v.pipe = prep->pipeline();
+  for (int n8 = 1; n8 <= 2; ++n8) {
+    launch::GemvVariant probe = v;
+    probe.n8 = n8;
+    int blocks = 0;
+    QL_CUDA(launch::int_gemv_occupancy(probe, kMaxWarps * 32, &blocks));
+    if (blocks < 1) {
+      return make_error(ErrorCode::kUnsupported, "{}: {} threads per block do not fit on {}",
+                        kernel, kMaxWarps * 32, device.device().name);
     }
+    prep->occupancy[n8 - 1] = blocks;
   }
   return std::unique_ptr<PreparedLinear>(std::move(prep));
 }
