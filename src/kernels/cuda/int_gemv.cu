@@ -544,16 +544,34 @@ __device__ __forceinline__ void load_ring_scales(const Slice<kF16Scale, 1>& c, i
   }
 }
 
-// One 4-bit stage (two steps) from its code vectors. kFull: both steps exist and lie inside K, else
-// the x of missing steps and of rows past K is zero (the ring slot's stale codes then add nothing).
-template <bool kBf16, bool kF16Scale, bool kZp, int kGroups, bool kFull>
-__device__ __forceinline__ void ring_stage4(const Slice<kF16Scale, 1>& c, int i,
-                                            const uint4 (&wv)[2],
+// The x vectors of 4-bit stage i, per step u and half h at [2 u + h]. kFull: both steps exist and
+// lie inside K, else the x of missing steps and of rows past K is zero (the ring slot's stale codes
+// then add nothing). The caller issues these loads before it waits for the stage's codes: issued
+// after the wait (where the compiler put them when they were part of the stage's computation)
+// their L2 round trip came on top of it, the first mma of every stage waiting for x.
+template <bool kF16Scale, bool kFull>
+__device__ __forceinline__ void ring_x(const Slice<kF16Scale, 1>& c, int i, uint4 (&xv)[4]) {
+  const __half* xs = c.x[0] + static_cast<int64_t>(i) * 128;
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int off = u * 64 + 32 * h;
+      xv[2 * u + h] = make_uint4(0, 0, 0, 0);
+      if (kFull || (2 * i + u < c.steps && 128 * i + off < c.klim)) {
+        xv[2 * u + h] = __ldg(reinterpret_cast<const uint4*>(xs + off));
+      }
+    }
+  }
+}
+
+// One 4-bit stage (two steps) from its code vectors and x (ring_x).
+template <bool kBf16, bool kF16Scale, bool kZp, int kGroups>
+__device__ __forceinline__ void ring_stage4(const uint4 (&wv)[2], const uint4 (&x4)[4],
                                             const RingScales<kF16Scale, kGroups>& r, float2 sym,
                                             float (&acc)[1][4]) {
   constexpr uint32_t kOne = kBf16 ? 0x3F803F80u : 0x3C003C00u;
   const uint32_t ones[4] = {kOne, kOne, kOne, kOne};
-  const __half* xs = c.x[0] + static_cast<int64_t>(i) * 128;
   float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   float dx[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   auto offsets = [&](int e) {
@@ -564,16 +582,7 @@ __device__ __forceinline__ void ring_stage4(const Slice<kF16Scale, 1>& c, int i,
   for (int u = 0; u < 2; ++u) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int off = u * 64 + 32 * h;
-      uint4 xv;
-      if constexpr (kFull) {
-        xv = __ldg(reinterpret_cast<const uint4*>(xs + off));
-      } else {
-        xv = make_uint4(0, 0, 0, 0);
-        if (2 * i + u < c.steps && 128 * i + off < c.klim) {
-          xv = __ldg(reinterpret_cast<const uint4*>(xs + off));
-        }
-      }
+      const uint4 xv = x4[2 * u + h];
 #pragma unroll
       for (int jj = 0; jj < 2; ++jj) {
         uint32_t a[4];
@@ -606,6 +615,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
   float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
   if (w.live && w.s_begin < w.s_end) {
     const Slice<kF16Scale, 1> c = make_slice<kCode, kF16Scale, kZp, 1>(p, w);
+    // Stage 0's scales first: a DRAM round trip of their own, in flight beside the first stages'
+    // codes rather than after them.
+    RingScales<kF16Scale, kGroups> cur, next;
+    if constexpr (kCode == kU4) load_ring_scales<kF16Scale, kZp, kGroups>(c, 0, cur);
     uint4* ring = ring_smem + w.warp * (kRingLaneVecs * 32) + w.lane;
     const int nvec = c.steps * kVecs;
     const int stages = (c.steps + kU - 1) / kU;
@@ -634,11 +647,11 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
     if constexpr (kCode == kU4) {
       const float2 sym =
           offsets4<kBf16>(static_cast<uint32_t>(p.sym_zero), static_cast<uint32_t>(p.sym_zero));
-      RingScales<kF16Scale, kGroups> cur, next;
-      load_ring_scales<kF16Scale, kZp, kGroups>(c, 0, cur);
       const char* src = c.w + static_cast<int64_t>(kRingSlots - 1) * (kRingVecs * 512);
       int i = 0;
       for (; i < steady; ++i) {
+        uint4 xv[4];
+        ring_x<kF16Scale, true>(c, i, xv);
         uint4* fill = slot_of(i + kRingSlots - 1);
 #pragma unroll
         for (int v = 0; v < kRingVecs; ++v) cp_async16(fill + v * 32, src + v * 512, true);
@@ -648,21 +661,23 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
         cp_async_wait<kRingSlots - 1>();
         const uint4* slot = slot_of(i);
         const uint4 wv[2] = {slot[0], slot[32]};
-        ring_stage4<kBf16, kF16Scale, kZp, kGroups, true>(c, i, wv, cur, sym, acc);
+        ring_stage4<kBf16, kF16Scale, kZp, kGroups>(wv, xv, cur, sym, acc);
         cur = next;
       }
       for (; i < stages; ++i) {
+        uint4 xv[4];
+        if (i < full) {
+          ring_x<kF16Scale, true>(c, i, xv);
+        } else {
+          ring_x<kF16Scale, false>(c, i, xv);
+        }
         if (i + kRingSlots - 1 < stages) issue(i + kRingSlots - 1);
         cp_async_commit();
         if (i + 1 < stages) load_ring_scales<kF16Scale, kZp, kGroups>(c, i + 1, next);
         cp_async_wait<kRingSlots - 1>();
         const uint4* slot = slot_of(i);
         const uint4 wv[2] = {slot[0], slot[32]};
-        if (i < full) {
-          ring_stage4<kBf16, kF16Scale, kZp, kGroups, true>(c, i, wv, cur, sym, acc);
-        } else {
-          ring_stage4<kBf16, kF16Scale, kZp, kGroups, false>(c, i, wv, cur, sym, acc);
-        }
+        ring_stage4<kBf16, kF16Scale, kZp, kGroups>(wv, xv, cur, sym, acc);
         cur = next;
       }
     } else {
