@@ -5,7 +5,7 @@
 # (QLINEAR_CUDA_GEMV_WK), Nsight Compute on single launches, compute-sanitizer on the reduced grid,
 # PyTorch's peers, and bench-model. Binaries and tools as tests/device/stage.sh ships them.
 #
-#   STAGES=grid,peers,bench,pipe,mma,sweep,ncu,sass,sanitizer,model TOTAL_S=300 bash gemv.sh
+#   STAGES=grid,peers,bench,pipe,mma,benchenv,sweep,ncu,sass,sanitizer,model TOTAL_S=300 bash gemv.sh
 #
 # QLINEAR_CUDA_GEMV_PIPE=0|1|2 forces the one-stage or the two-stage register pipeline or the
 # cp.async ring (the "bench" stage runs the registry's own choice, "pipe" each of BENCH_PIPES; the
@@ -52,10 +52,15 @@ bench() {  # bench LOG_NAME [extra env assignments via env(1)] -- runs qlinear b
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 
 if has grid; then
-  for pipe in ${PIPES:-0 1 2}; do
-    stamp "grid pipe=$pipe"
-    QLINEAR_CUDA_GEMV_PIPE=$pipe timeout "$(lim "${GRID_S:-120}")" "$TESTS" --gtest_color=no \
-      --gtest_filter='Registry/*' 2>&1 | tee "$LOGS/grid_$pipe.log" |
+  # Entries PIPE or PIPE:ENV=VALUE (e.g. 2:QLINEAR_CUDA_GEMV_XS=0: the ring with x from global).
+  for entry in ${PIPES:-0 1 2}; do
+    pipe="${entry%%:*}"
+    extra=()
+    [[ "$entry" == *:* ]] && extra=("${entry#*:}")
+    tag="${entry//[^A-Za-z0-9_]/_}"
+    stamp "grid $entry"
+    timeout "$(lim "${GRID_S:-120}")" env QLINEAR_CUDA_GEMV_PIPE="$pipe" "${extra[@]}" "$TESTS" \
+      --gtest_color=no --gtest_filter='Registry/*' 2>&1 | tee "$LOGS/grid_$tag.log" |
       grep -E "cuda grid\] cuda.int|FAILED|Failure|error:|Which is|PASSED|tests ran" | head -40
   done
 fi
@@ -73,6 +78,14 @@ if has pipe; then
   for pipe in ${BENCH_PIPES:-0 1}; do bench "pipe$pipe" QLINEAR_CUDA_GEMV_PIPE="$pipe"; done
 fi
 has mma && bench mma QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80
+if has benchenv; then
+  # BENCH_ENVS: entries NAME:ENV=VALUE[,ENV=VALUE] (e.g. xs0:QLINEAR_CUDA_GEMV_XS=0).
+  for entry in ${BENCH_ENVS:-}; do
+    envs="${entry#*:}"
+    # shellcheck disable=SC2086  # the list is split on commas into env(1) assignments
+    bench "${entry%%:*}" ${envs//,/ }
+  done
+fi
 
 if has sweep; then
   for pipe in ${SWEEP_PIPES:-2}; do
@@ -114,13 +127,21 @@ if has sass; then
 fi
 
 if has sanitizer; then
-  for pipe in ${PIPES:-0 1 2}; do
-    stamp "sanitizer pipe=$pipe"
-    QLINEAR_CUDA_GEMV_PIPE=$pipe QLINEAR_DEVICE_GRID=reduced timeout "$(lim "${SANITIZER_S:-120}")" \
-      compute-sanitizer --tool memcheck --error-exitcode 3 "$TESTS" --gtest_color=no \
-      --gtest_filter='Registry/CudaGrid.MatchesReference/*' >"$LOGS/sanitizer_$pipe.log" 2>&1
-    echo "compute-sanitizer exit $?" | tee -a "$LOGS/sanitizer_$pipe.log"
-    grep -E "ERROR SUMMARY|Invalid|cuda grid\] cuda.int.gemv|FAILED|PASSED" "$LOGS/sanitizer_$pipe.log" | head -8
+  for entry in ${PIPES:-0 1 2}; do
+    pipe="${entry%%:*}"
+    extra=()
+    [[ "$entry" == *:* ]] && extra=("${entry#*:}")
+    for tool in ${SANITIZER_TOOLS:-memcheck}; do
+      tag="${tool}_${entry//[^A-Za-z0-9_]/_}"
+      stamp "sanitizer $tool $entry"
+      timeout "$(lim "${SANITIZER_S:-120}")" env QLINEAR_CUDA_GEMV_PIPE="$pipe" "${extra[@]}" \
+        QLINEAR_DEVICE_GRID=reduced compute-sanitizer --tool "$tool" --error-exitcode 3 "$TESTS" \
+        --gtest_color=no --gtest_filter='Registry/CudaGrid.MatchesReference/*' \
+        >"$LOGS/sanitizer_$tag.log" 2>&1
+      echo "compute-sanitizer exit $?" | tee -a "$LOGS/sanitizer_$tag.log"
+      grep -E "ERROR SUMMARY|Invalid|hazard|cuda grid\] cuda.int.gemv|FAILED|PASSED" \
+        "$LOGS/sanitizer_$tag.log" | head -8
+    done
   done
 fi
 
