@@ -9,9 +9,14 @@
 // sum, accumulator) are merged through shared memory. Everything is f32 as in the CPU ops, which
 // it matches to ~1e-6 (summation order).
 //
-// Not yet: a split over the KV length for long contexts (a decode row is heads blocks, too few
-// to fill the GPU past a few thousand positions), one block per KV head serving its whole query
-// group, tensor cores for prefill.
+// Split over the keys (a.splits > 1, decode): a decode row alone is `heads` blocks, 32 for Llama-3
+// 8B on 132 SMs, each walking every key. With splits S the grid gets a third dimension: block s
+// takes the s-th of S equal parts of the row's range (read from the device-side position, so one
+// recorded launch serves every context length), writes its (max, sum, unnormalised accumulator)
+// to a.partials, and the block that finishes last for its (row, head) (an atomic counter, reset by
+// it) merges the S partials in split order: deterministic, one launch, graph-capturable.
+//
+// Not yet: one block per KV head serving its whole query group, tensor cores for prefill.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -62,7 +67,14 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     }
     return;
   }
-  const int first = a.window > 0 ? max(0, last - a.window + 1) : 0;
+  int first = a.window > 0 ? max(0, last - a.window + 1) : 0;
+  int end = last;  // this block's keys: [first, end]
+  const int split = static_cast<int>(blockIdx.z);
+  if (a.splits > 1) {
+    const int chunk = (last - first + a.splits) / a.splits;  // ceil(keys / splits)
+    first += split * chunk;
+    end = min(last, first + chunk - 1);
+  }
   const float* qrow =
       static_cast<const float*>(a.q.data) + t * a.q.ld + static_cast<int64_t>(h) * d;
   float q[kPerLane];
@@ -76,14 +88,14 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   const float scale = 1.0f / sqrtf(static_cast<float>(d));
   float running_max = -INFINITY;
   float running_sum = 0.0f;
-  for (int j0 = first + warp * kKeys; j0 <= last; j0 += kWarps * kKeys) {
+  for (int j0 = first + warp * kKeys; j0 <= end; j0 += kWarps * kKeys) {
     float score[kKeys];
     float block_max = running_max;
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
       const int j = j0 + b;
       score[b] = -INFINITY;
-      if (j > last) continue;  // the same for the whole warp
+      if (j > end) continue;  // the same for the whole warp
       const void* key = element_row(a.k, j, static_cast<int64_t>(kvh) * d);
       float dot = 0.0f;
 #pragma unroll
@@ -102,7 +114,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
       const int j = j0 + b;
-      if (j > last) continue;
+      if (j > end) continue;
       const float p = expf(score[b] - running_max);
       running_sum += p;
       const void* value = element_row(a.v, j, static_cast<int64_t>(kvh) * d);
@@ -133,18 +145,62 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     weight[w] = warp_max[w] == -INFINITY ? 0.0f : expf(warp_max[w] - m);
     total += warp_sum_of[w] * weight[w];
   }
-  const float inv = 1.0f / total;
+  if (a.splits <= 1) {
+    const float inv = 1.0f / total;
+    for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) sum += warp_acc[w][i] * weight[w];
+      store_exact(out, i, sum * inv, a.out.code);
+    }
+    return;
+  }
+  // This split's partial: [max, sum, accumulator[d]] (a split without keys: -inf, 0, zeros).
+  const int64_t pair = t * a.heads + h;
+  const int64_t stride = d + 2;
+  float* mine = a.partials + (pair * a.splits + split) * stride;
+  if (threadIdx.x == 0) {
+    mine[0] = m;
+    mine[1] = total;
+  }
   for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
     float sum = 0.0f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) sum += warp_acc[w][i] * weight[w];
+    mine[2 + i] = sum;
+  }
+  // Publish it, then count; the last block of the pair merges (and resets the counter).
+  __threadfence();
+  __syncthreads();
+  __shared__ bool merge;
+  if (threadIdx.x == 0) merge = atomicAdd(a.counters + pair, 1) == a.splits - 1;
+  __syncthreads();
+  if (!merge) return;
+  __threadfence();
+  const float* all = a.partials + pair * a.splits * stride;
+  float big = -INFINITY;
+  for (int q = 0; q < a.splits; ++q) big = fmaxf(big, __ldcg(all + q * stride));
+  float denom = 0.0f;
+  for (int q = 0; q < a.splits; ++q) {
+    const float mq = __ldcg(all + q * stride);
+    if (mq != -INFINITY) denom += __ldcg(all + q * stride + 1) * expf(mq - big);
+  }
+  const float inv = 1.0f / denom;
+  for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
+    float sum = 0.0f;
+    for (int q = 0; q < a.splits; ++q) {
+      const float mq = __ldcg(all + q * stride);
+      if (mq != -INFINITY) sum += __ldcg(all + q * stride + 2 + i) * expf(mq - big);
+    }
     store_exact(out, i, sum * inv, a.out.code);
   }
+  if (threadIdx.x == 0) a.counters[pair] = 0;  // ready for the next launch
 }
 
 template <int kPerLane>
 cudaError_t launch(const DecoderAttention& a, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(a.heads), static_cast<unsigned>(a.rows));
+  const dim3 grid(static_cast<unsigned>(a.heads), static_cast<unsigned>(a.rows),
+                  static_cast<unsigned>(a.splits > 1 ? a.splits : 1));
   attention_kernel<kPerLane><<<grid, kWarps * 32, 0, stream>>>(a);
   return cudaGetLastError();
 }
@@ -154,7 +210,8 @@ cudaError_t launch(const DecoderAttention& a, cudaStream_t stream) {
 cudaError_t decoder_attention(const DecoderAttention& a, cudaStream_t stream) {
   if (a.rows == 0 || a.heads == 0) return cudaSuccess;
   if (a.head_dim <= 0 || a.head_dim > kDecoderMaxHeadDim || a.kv_heads <= 0 ||
-      a.heads % a.kv_heads != 0 || a.rows > 65535) {
+      a.heads % a.kv_heads != 0 || a.rows > 65535 || a.splits > kDecoderMaxSplits ||
+      (a.splits > 1 && (a.partials == nullptr || a.counters == nullptr))) {
     return cudaErrorInvalidValue;  // cuda_ops.cc checks these first, with messages
   }
   if (a.head_dim <= 32) return launch<1>(a, stream);

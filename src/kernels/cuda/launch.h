@@ -198,8 +198,15 @@ struct DecoderAttention {
   int window = 0;    // > 0: the last `window` positions only
   DecoderMatrix out;
   int64_t rows = 0;
+  // > 1: the keys of each (row, head) split over that many blocks, merged by the last one through
+  // partials [rows * heads * splits * (head_dim + 2)] f32 and counters [rows * heads] (zero before
+  // the first launch; each launch leaves them zero).
+  int splits = 1;
+  float* partials = nullptr;
+  int* counters = nullptr;
 };
 inline constexpr int kDecoderMaxHeadDim = 512;
+inline constexpr int kDecoderMaxSplits = 64;
 // Causal grouped-query attention of every (row, query head) over the cache, online softmax in
 // f32.
 cudaError_t decoder_attention(const DecoderAttention& a, cudaStream_t stream);

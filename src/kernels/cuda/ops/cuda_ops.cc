@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -192,6 +193,7 @@ class CudaOps final : public DecoderOps {
     a.window = static_cast<int>(std::min<int64_t>(shape.window, cache.capacity));
     a.out = matrix_of(out);
     a.rows = T;
+    QL_RETURN_IF_ERROR(split_keys(a));
     QL_CUDA(launch::decoder_attention(a, stream_));
     return Status::ok_status();
   }
@@ -283,6 +285,43 @@ class CudaOps final : public DecoderOps {
     return index_buffer_.data_as<int32_t>();
   }
 
+  // Decode attention has rows * heads blocks, too few for the GPU: when they are fewer than two per
+  // SM, the keys of each are split over enough blocks for about two per SM (decoder_attention.cu).
+  // The count depends on the shape only, never on the positions, so a recorded decode step stays
+  // right at every context length. The partials and counters are allocated once, for every shape
+  // that splits (rows * heads * splits < 2 * target), and never moved, so no recorded graph can
+  // point at freed memory. QLINEAR_CUDA_ATTENTION_SPLITS=n forces n splits where it splits (1:
+  // never; a measurement knob).
+  Status split_keys(launch::DecoderAttention& a) {
+    static const int forced = [] {
+      const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_SPLITS");
+      return v != nullptr ? std::min(std::atoi(v), launch::kDecoderMaxSplits) : 0;
+    }();
+    const int64_t pairs = a.rows * a.heads;
+    const int64_t target = 2 * std::max(1, device_.device().sm_count);
+    if (pairs >= target || forced == 1) return Status::ok_status();
+    const int splits = forced > 1 ? forced
+                                  : static_cast<int>(std::min<int64_t>((target + pairs - 1) / pairs,
+                                                                       launch::kDecoderMaxSplits));
+    if (splits <= 1) return Status::ok_status();
+    if (partials_.data() == nullptr) {
+      // Never allocated inside a graph recording (the eager first decode step comes before it).
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      QL_CUDA(cudaStreamIsCapturing(stream_, &capture));
+      if (capture != cudaStreamCaptureStatusNone) return Status::ok_status();
+      const int64_t most = forced > 1 ? target * forced : 2 * target;
+      QL_ASSIGN_OR_RETURN(partials_,
+                          Tensor::allocate(DType::kF32, {most * (launch::kDecoderMaxHeadDim + 2)},
+                                           device_.allocator()));
+      QL_ASSIGN_OR_RETURN(counters_, Tensor::allocate(DType::kI32, {target}, device_.allocator()));
+      QL_CUDA(cudaMemsetAsync(counters_.data(), 0, static_cast<std::size_t>(target) * 4, stream_));
+    }
+    a.splits = splits;
+    a.partials = partials_.data_as<float>();
+    a.counters = counters_.data_as<int>();
+    return Status::ok_status();
+  }
+
   Status require_device(std::string_view op, ConstMatrixView v, std::string_view what) const {
     return ops_checks::require_location("cuda", op, v, what, device_.location());
   }
@@ -303,6 +342,7 @@ class CudaOps final : public DecoderOps {
   DeviceContext& device_;
   cudaStream_t stream_;
   Tensor index_buffer_;
+  Tensor partials_, counters_;  // split attention (split_keys)
 };
 
 }  // namespace
