@@ -286,7 +286,8 @@ class CudaOps final : public DecoderOps {
   }
 
   // Decode attention has rows * heads blocks, too few for the GPU: when they are fewer than two per
-  // SM, the keys of each are split over enough blocks for about two per SM (decoder_attention.cu).
+  // SM, the keys of each are split over up to enough blocks for eight per SM (decoder_attention.cu
+  // uses as many as the context fills with parts of at least 16 keys).
   // The count depends on the shape only, never on the positions, so a recorded decode step stays
   // right at every context length. The partials and counters are allocated once, for every shape
   // that splits (rows * heads * splits < 2 * target), and never moved, so no recorded graph can
@@ -298,8 +299,9 @@ class CudaOps final : public DecoderOps {
       return v != nullptr ? std::min(std::atoi(v), launch::kDecoderMaxSplits) : 0;
     }();
     const int64_t pairs = a.rows * a.heads;
-    const int64_t target = 2 * std::max(1, device_.device().sm_count);
-    if (pairs >= target || forced == 1) return Status::ok_status();
+    const int64_t sms = std::max(1, device_.device().sm_count);
+    const int64_t target = 8 * sms;
+    if (pairs >= 2 * sms || forced == 1) return Status::ok_status();
     const int splits = forced > 1 ? forced
                                   : static_cast<int>(std::min<int64_t>((target + pairs - 1) / pairs,
                                                                        launch::kDecoderMaxSplits));
@@ -313,8 +315,8 @@ class CudaOps final : public DecoderOps {
       QL_ASSIGN_OR_RETURN(partials_,
                           Tensor::allocate(DType::kF32, {most * (launch::kDecoderMaxHeadDim + 2)},
                                            device_.allocator()));
-      QL_ASSIGN_OR_RETURN(counters_, Tensor::allocate(DType::kI32, {target}, device_.allocator()));
-      QL_CUDA(cudaMemsetAsync(counters_.data(), 0, static_cast<std::size_t>(target) * 4, stream_));
+      QL_ASSIGN_OR_RETURN(counters_, Tensor::allocate(DType::kI32, {2 * sms}, device_.allocator()));
+      QL_CUDA(cudaMemsetAsync(counters_.data(), 0, static_cast<std::size_t>(2 * sms) * 4, stream_));
     }
     a.splits = splits;
     a.partials = partials_.data_as<float>();
