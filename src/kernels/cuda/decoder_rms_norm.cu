@@ -19,7 +19,7 @@ namespace {
 using cuda_device::load_exact;
 using cuda_device::store_exact;
 
-constexpr int kRowThreads = 256;   // one block per row
+constexpr int kRowThreads = 1024;  // one block per row
 constexpr int kHeadsPerBlock = 4;  // one warp per (row, head)
 
 __device__ __forceinline__ double warp_sum(double v) {
@@ -36,7 +36,10 @@ __device__ __forceinline__ float inverse_rms(double sum, int64_t n, float eps) {
 // plain loop paid one memory latency per element: 16 us for one 4096-wide row on an H200).
 constexpr int kChunk = 8;
 
-// One block per row: x (+= delta when delta.data is set), then out = w * (x * inv).
+// One block per row: x (+= delta when delta.data is set), then out = w * (x * inv). The first
+// kChunk * kRowThreads elements (all of a row up to 8192 wide) stay in registers between the sum
+// and the output, and their weights are loaded with them: one memory round trip before the
+// reduction instead of three (6.5 us per 4096-wide row with 256 threads and a second pass).
 __global__ void rms_norm_kernel(DecoderMatrix x, DecoderMatrix delta, const float* weight,
                                 float eps, DecoderMatrix out, int64_t cols) {
   __shared__ double partial[kRowThreads / 32];
@@ -48,6 +51,13 @@ __global__ void rms_norm_kernel(DecoderMatrix x, DecoderMatrix delta, const floa
   // Each thread's elements i = threadIdx.x + k * kRowThreads, in increasing k (the order of the
   // f64 sum), kChunk of them per step.
   double sum = 0.0;
+  float kept[kChunk];
+  float kept_w[kChunk];
+#pragma unroll
+  for (int k = 0; k < kChunk; ++k) {
+    const int64_t i = threadIdx.x + k * kRowThreads;
+    kept_w[k] = i < cols ? weight[i] : 0.0f;
+  }
   for (int64_t base = threadIdx.x; base < cols; base += kChunk * kRowThreads) {
     float r[kChunk];
 #pragma unroll
@@ -73,6 +83,10 @@ __global__ void rms_norm_kernel(DecoderMatrix x, DecoderMatrix delta, const floa
     for (int k = 0; k < kChunk; ++k) {
       if (base + k * kRowThreads < cols) sum += static_cast<double>(r[k]) * r[k];
     }
+    if (base == threadIdx.x) {
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) kept[k] = r[k];
+    }
   }
   sum = warp_sum(sum);
   if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = sum;
@@ -86,15 +100,16 @@ __global__ void rms_norm_kernel(DecoderMatrix x, DecoderMatrix delta, const floa
   const float inv = inverse_rms(partial[0], cols, eps);
   const int64_t o_bytes = out.code == kF32 ? 4 : 2;
   void* dst = static_cast<char*>(out.data) + t * out.ld * o_bytes;
-  // Each thread reads back only the elements it wrote itself above.
+  // Past the kept chunk each thread reads back only the elements it wrote itself above.
   for (int64_t base = threadIdx.x; base < cols; base += kChunk * kRowThreads) {
     float r[kChunk];
     float w[kChunk];
+    const bool first = base == threadIdx.x;
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
       const int64_t i = base + k * kRowThreads;
-      r[k] = i < cols ? row[i] : 0.0f;
-      w[k] = i < cols ? weight[i] : 0.0f;
+      r[k] = first ? kept[k] : i < cols ? row[i] : 0.0f;
+      w[k] = first ? kept_w[k] : i < cols ? weight[i] : 0.0f;
     }
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
