@@ -29,7 +29,8 @@ Result<SelectionPolicy> policy_from_flags(const std::string& backend, const std:
 void add_int8_activations_flag(CLI::App* cmd, bool* value) {
   cmd->add_flag("--int8-activations", *value,
                 "Integer-weight layers quantize activations to int8 (symmetric, per row and "
-                "weight group) and run int8 dot products (W4A8/W8A8, avx512_vnni): faster decode, "
+                "weight group) and run int8 dot products (W4A8/W8A8: avx512_vnni, or AVX2 up to "
+                "128 rows): faster decode, "
                 "less accurate. Off by default");
 }
 
@@ -58,6 +59,7 @@ void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set) {
         ->check(CLI::IsMember({"f32", "bf16"}))
         ->capture_default_str();
   }
+  if (set.int8_activations) add_int8_activations_flag(cmd, &flags->int8_activations);
   cmd->add_flag("--eager", flags->eager,
                 "GPU: launch each kernel of a decode step from the host instead of replaying the "
                 "step recorded as a CUDA graph");
@@ -65,7 +67,8 @@ void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set) {
 
 Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags) {
   DecoderOptions options;
-  QL_ASSIGN_OR_RETURN(options.policy, policy_from_flags(flags.backend, flags.kernel, false));
+  QL_ASSIGN_OR_RETURN(options.policy,
+                      policy_from_flags(flags.backend, flags.kernel, flags.int8_activations));
   options.quantization = flags.quantization;
   options.tp = flags.tp;
   options.threads = flags.threads;

@@ -33,21 +33,23 @@ struct DecoderFlags {
   std::string quantization;  // "" or "fp8"
   int threads = 0;
   int tp = 1;
-  std::string dtype = "f32";     // activations the linear layers read
-  std::string kv_dtype = "f32";  // the KV cache
-  bool eager = false;            // launch every kernel of a GPU decode step from the host
+  std::string dtype = "f32";      // activations the linear layers read
+  std::string kv_dtype = "f32";   // the KV cache
+  bool eager = false;             // launch every kernel of a GPU decode step from the host
+  bool int8_activations = false;  // --int8-activations
 };
 
 // Which of the optional decoder flags a command offers.
 struct DecoderFlagSet {
-  bool quantization = true;  // --quantization fp8
-  bool kv_dtype = true;      // --kv-dtype
+  bool quantization = true;       // --quantization fp8
+  bool kv_dtype = true;           // --kv-dtype
+  bool int8_activations = false;  // --int8-activations
 };
 
 void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set = {});
 
-// The DecoderOptions the flags ask for (policy from --linear-backend / --kernel and
-// QLINEAR_DISABLED_KERNELS); progress is the command's to set.
+// The DecoderOptions the flags ask for (policy from --linear-backend / --kernel,
+// --int8-activations and QLINEAR_DISABLED_KERNELS); progress is the command's to set.
 Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags);
 
 }  // namespace qlinear

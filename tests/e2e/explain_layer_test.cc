@@ -611,6 +611,43 @@ TEST_F(ExplainLayerErrors, Int8ActivationsAreOptInAndShownByExplain) {
   EXPECT_NE(run.err.find(":a8:"), std::string::npos) << run.err;
 }
 
+// On an AVX2 target without avx512_vnni the mode runs cpu.int.a8.avx2 for decode and prefill up
+// to 128 rows; without the flag that kernel is listed as rejected with activation-quant.
+TEST_F(ExplainLayerErrors, Int8ActivationsOnAvx2SelectTheAvx2Kernel) {
+  // The selection of the bucket holding M = 1.
+  auto decode = [](const nlohmann::json& row) -> const nlohmann::json& {
+    for (const nlohmann::json& sel : row["selections"]) {
+      if (sel["m_min"].get<int64_t>() <= 1) return sel;
+    }
+    return row;
+  };
+  const nlohmann::json plain = explain_json(model_->dir, {"--target", "cpu:avx2"});
+  const nlohmann::json a8 =
+      explain_json(model_->dir, {"--target", "cpu:avx2", "--int8-activations"});
+  int int_layers = 0;
+  for (const nlohmann::json& row : plain["layers"]) {
+    if (row["scheme"].get<std::string>().rfind("dense", 0) == 0) continue;
+    const nlohmann::json& sel = decode(row);
+    EXPECT_NE(sel["kernel"], "cpu.int.a8.avx2") << row.dump();
+    bool listed = false;
+    for (const nlohmann::json& rej : sel["rejected"]) {
+      if (rej["kernel"] != "cpu.int.a8.avx2") continue;
+      listed = true;
+      EXPECT_EQ(rej["reason"].get<std::string>().rfind("activation-quant", 0), 0u) << rej.dump();
+    }
+    EXPECT_TRUE(listed) << row.dump();
+  }
+  for (const nlohmann::json& row : a8["layers"]) {
+    if (row["scheme"].get<std::string>().rfind("dense", 0) == 0) continue;
+    ++int_layers;
+    const nlohmann::json& sel = decode(row);
+    EXPECT_EQ(sel["kernel"], "cpu.int.a8.avx2") << row.dump();
+    EXPECT_EQ(sel["mode"], "a8") << row.dump();
+    EXPECT_EQ(sel["m_max"], 128) << row.dump();
+  }
+  EXPECT_GT(int_layers, 0);
+}
+
 // A qlinear built with the backend (a developer's CUDA or OpenCL build) answers with the device or
 // the runtime's own error instead: those parts are then not this test's business.
 TEST_F(ExplainLayerErrors, DeviceNotCompiled) {

@@ -12,6 +12,10 @@
 // cpu.int.i16.avx2 (int16 activations, vpmaddwd) takes M <= 15 from the AVX2 int kernels: one
 // Zen 3 core, weights in L3, M = 1..15: 1.3-1.5x cpu.w4a16.avx2 and 1.1-1.8x cpu.w8a16.avx2
 // (docs/design.md); it comes after the AVX-512 kernels, which keep their machines.
+// cpu.int.a8.avx2 (int8 activations, vpmaddubsw) runs the --int8-activations mode on AVX2-only
+// CPUs for M <= 128, after the VNNI kernels (which keep their machines at every M) and before
+// the OpenBLAS quantize-dequantize path, which it beat at every M up to 128 and which keeps
+// M > 128 (bench/results/devvm-avx2-a8-2026-12-02).
 #include <vector>
 
 #include "kernels/registry.h"
@@ -20,6 +24,7 @@
 #define QLINEAR_CPU_KERNELS(X) \
   X(cpu_w4a8_avx512vnni)       \
   X(cpu_w8a8_avx512vnni)       \
+  X(cpu_int_a8_avx2)           \
   X(cpu_w4a16_avx512)          \
   X(cpu_w8a16_avx512)          \
   X(cpu_int_i16_avx2)          \
