@@ -74,7 +74,6 @@ void add_bench_model_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   DecoderFlagSet flag_set;
   flag_set.quantization = false;  // synthetic weights, or a folder as it is
-  flag_set.int8_activations = true;
   add_decoder_flags(cmd, &opts->decoder, flag_set);
   cmd->add_option("--seed", opts->bench.seed, "Seed of the synthetic weights and prompt");
   cmd->add_flag("--json", opts->json, "Print one JSON object");

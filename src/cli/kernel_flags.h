@@ -41,9 +41,9 @@ struct DecoderFlags {
 
 // Which of the optional decoder flags a command offers.
 struct DecoderFlagSet {
-  bool quantization = true;       // --quantization fp8
-  bool kv_dtype = true;           // --kv-dtype
-  bool int8_activations = false;  // --int8-activations
+  bool quantization = true;      // --quantization fp8
+  bool kv_dtype = true;          // --kv-dtype
+  bool int8_activations = true;  // --int8-activations
 };
 
 void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set = {});
