@@ -319,13 +319,7 @@ class I16Kernel final : public LinearKernel {
 
   Verdict check(const LinearProblem& problem, const Device& device) const override {
     QL_REQUIRE(require_platform(device, Platform::kCpu));
-    if (!int_tiles::isa_compiled(int_tiles::Isa::kAvx2)) {
-      return Verdict::reject(Reason::kNotCompiled, "x86 ISA variants are built on x86-64 only");
-    }
-    if (std::string_view gap = int_tiles::missing_isa(int_tiles::Isa::kAvx2, device.cpu);
-        !gap.empty()) {
-      return Verdict::reject(Reason::kMissingIsa, fmt::format("needs {}", gap));
-    }
+    QL_REQUIRE(int_tiles::require_isa(int_tiles::Isa::kAvx2, device.cpu));
     QL_REQUIRE(require_scheme(problem, WeightScheme::kInt));
     if (problem.bits != 4 && problem.bits != 8) {
       return Verdict::reject(Reason::kBits, fmt::format("bits={}; needs 4 or 8", problem.bits));

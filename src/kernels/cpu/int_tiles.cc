@@ -293,6 +293,16 @@ bool isa_compiled(Isa isa) {
 #endif
 }
 
+Verdict require_isa(Isa isa, const CpuFeatures& cpu) {
+  if (!isa_compiled(isa)) {
+    return Verdict::reject(Reason::kNotCompiled, "x86 ISA variants are built on x86-64 only");
+  }
+  if (std::string_view gap = missing_isa(isa, cpu); !gap.empty()) {
+    return Verdict::reject(Reason::kMissingIsa, fmt::format("needs {}", gap));
+  }
+  return Verdict::accept();
+}
+
 Verdict require_tile_groups(const LinearProblem& problem, int multiple, std::string_view unit) {
   if (problem.group_size <= 0 || problem.group_size % multiple != 0) {
     return Verdict::reject(

@@ -50,6 +50,9 @@ enum class Isa { kGeneric, kAvx2, kAvx512 };
 std::string_view missing_isa(Isa isa, const CpuFeatures& cpu);
 // x86 ISA variants are compiled on x86-64 only.
 bool isa_compiled(Isa isa);
+// The verdict of a kernel of `isa` on `cpu`: not-compiled off x86-64, missing-isa naming the
+// first lacking feature.
+Verdict require_isa(Isa isa, const CpuFeatures& cpu);
 // The tile layout's group rules: group_size a multiple of `multiple` (the rows per packed word,
 // or a kernel's own run length, named by `unit`), dividing K unless act-order (which pads every
 // group to group_size rows).
