@@ -339,12 +339,7 @@ class A8Avx2Linear final : public PreparedLinear {
     WorkspaceCarver carver(ctx.workspace);
     const Buffers b = carve(carver, M);
     if (carver.overflowed()) return workspace_overflow(kName);
-    rows_to_f32(x, 0, M, b.xf);
-    const float* xs = b.xf;
-    if (!w_.perm.empty()) {
-      int_tiles::permute_columns(b.xf, M, w_.k_in, w_.perm, b.permuted);
-      xs = b.permuted;
-    }
+    const float* xs = int_tiles::rows_in_k_order(x, w_, b.xf, b.permuted);
     quantize_rows_a8_avx2(xs, M, w_.K, w_.K / w_.groups, w_.bits, b.quads, b.scales, b.qsums);
     A8Avx2Rows rows;
     rows.stride = w_.K / 4;
@@ -417,18 +412,8 @@ class A8Avx2Kernel final : public LinearKernel {
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
                                                   const LinearProblem& problem,
                                                   DeviceContext& device) const override {
-    QL_ASSIGN_OR_RETURN(const IntWeights* w, int_weights_of(weights, kName));
-    LinearProblem actual = LinearProblem::from_canonical(weights);
-    actual.int8_activations = true;
-    actual.act_dtype = problem.act_dtype;
-    actual.out_dtype = problem.out_dtype;
-    actual.m_min = problem.m_min;
-    actual.m_max = problem.m_max;
-    if (Verdict v = check(actual, device.device()); !v.ok()) {
-      return make_error(ErrorCode::kInvalidArgument, "{}: layer \"{}\": {} ({})", kName,
-                        weights.name, v.to_string(), actual.to_string());
-    }
-    QL_ASSIGN_OR_RETURN(TiledWeights t, int_tiles::tile_int_weights(*w, 0.0f, kName, weights));
+    QL_ASSIGN_OR_RETURN(TiledWeights t, int_tiles::tile_for_kernel(*this, weights, problem, device,
+                                                                   /*int8_activations=*/true));
     return std::unique_ptr<PreparedLinear>(std::make_unique<A8Avx2Linear>(problem, std::move(t)));
   }
 };

@@ -97,12 +97,7 @@ class A8Linear final : public PreparedLinear {
     WorkspaceCarver carver(ctx.workspace);
     const A8Buffers b = carve_a8(carver, w_, M);
     if (carver.overflowed()) return workspace_overflow(name_);
-    rows_to_f32(x, 0, M, b.xf);
-    const float* xs = b.xf;
-    if (!w_.perm.empty()) {
-      int_tiles::permute_columns(b.xf, M, w_.k_in, w_.perm, b.permuted);
-      xs = b.permuted;
-    }
+    const float* xs = int_tiles::rows_in_k_order(x, w_, b.xf, b.permuted);
     const int64_t chunks = (M + kRowChunk - 1) / kRowChunk;
     const ThreadBudget budget(ctx.threads, w_.tiles * chunks);  // shared with concurrent calls
     const int threads = budget.threads();
@@ -162,17 +157,9 @@ Verdict IntA8Kernel::check(const LinearProblem& problem, const Device& device) c
 Result<std::unique_ptr<PreparedLinear>> IntA8Kernel::prepare(const Canonical& weights,
                                                              const LinearProblem& problem,
                                                              DeviceContext& device) const {
-  QL_ASSIGN_OR_RETURN(const IntWeights* w, int_weights_of(weights, name_));
-  LinearProblem actual = LinearProblem::from_canonical(weights);
-  actual.int8_activations = true;
-  actual.act_dtype = problem.act_dtype;
-  actual.out_dtype = problem.out_dtype;
-  if (Verdict v = check(actual, device.device()); !v.ok()) {
-    return make_error(ErrorCode::kInvalidArgument, "{}: layer \"{}\": {} ({})", name_, weights.name,
-                      v.to_string(), actual.to_string());
-  }
   QL_ASSIGN_OR_RETURN(int_tiles::TiledWeights t,
-                      int_tiles::tile_int_weights(*w, 0.0f, name_, weights));
+                      int_tiles::tile_for_kernel(*this, weights, problem, device,
+                                                 /*int8_activations=*/true));
   return std::unique_ptr<PreparedLinear>(std::make_unique<A8Linear>(problem, name_, std::move(t)));
 }
 

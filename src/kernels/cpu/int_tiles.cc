@@ -192,12 +192,7 @@ class TiledLinear final : public PreparedLinear {
       return Status::ok_status();
     }
 #endif
-    rows_to_f32(x, 0, M, b.xf);
-    const float* xs = b.xf;
-    if (!w_.perm.empty()) {
-      permute_columns(b.xf, M, w_.k_in, w_.perm, b.permuted);
-      xs = b.permuted;
-    }
+    const float* xs = rows_in_k_order(x, w_, b.xf, b.permuted);
     switch (isa_) {
       case Isa::kGeneric:
         run_tiles(w_, rows_f32(w_, xs, M, false, b.values, b.sums), y, threads, tile_job_generic,
@@ -348,6 +343,30 @@ std::vector<Engine> IntTileKernel::engines(const LinearProblem& problem) const {
   return engines_over(problem, switches, [&](int64_t m) {
     return std::string(plan_call(isa_, problem.bits, problem.act_dtype, m).engine);
   });
+}
+
+const float* rows_in_k_order(ConstMatrixView x, const TiledWeights& w, float* xf, float* permuted) {
+  rows_to_f32(x, 0, x.rows(), xf);
+  if (w.perm.empty()) return xf;
+  permute_columns(xf, x.rows(), w.k_in, w.perm, permuted);
+  return permuted;
+}
+
+Result<TiledWeights> tile_for_kernel(const LinearKernel& kernel, const Canonical& weights,
+                                     const LinearProblem& problem, DeviceContext& device,
+                                     bool int8_activations) {
+  QL_ASSIGN_OR_RETURN(const IntWeights* w, int_weights_of(weights, kernel.name()));
+  LinearProblem actual = LinearProblem::from_canonical(weights);
+  actual.int8_activations = int8_activations;
+  actual.act_dtype = problem.act_dtype;
+  actual.out_dtype = problem.out_dtype;
+  actual.m_min = problem.m_min;
+  actual.m_max = problem.m_max;
+  if (Verdict v = kernel.check(actual, device.device()); !v.ok()) {
+    return make_error(ErrorCode::kInvalidArgument, "{}: layer \"{}\": {} ({})", kernel.name(),
+                      weights.name, v.to_string(), actual.to_string());
+  }
+  return tile_int_weights(*w, 0.0f, kernel.name(), weights);
 }
 
 void permute_columns(const float* x, int64_t M, int64_t k_in, const std::vector<int32_t>& perm,

@@ -98,6 +98,12 @@ struct TiledWeights {
 // `kernel` and the layer (act-order groups of unequal size).
 Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
                                       std::string_view kernel, const Canonical& weights);
+// prepare() of the kernels on unchanged codes (zero offset 0): the layer's own problem (from its
+// weights, with the call's dtypes and M range, int8 activations as given) must pass
+// kernel.check() on the device, else an error naming the layer; then the weights are tiled.
+Result<TiledWeights> tile_for_kernel(const LinearKernel& kernel, const Canonical& weights,
+                                     const LinearProblem& problem, DeviceContext& device,
+                                     bool int8_activations);
 
 // Activation rows in the form an ISA consumes, for one call (in the caller's workspace).
 struct Rows {
@@ -132,6 +138,9 @@ inline void for_row_blocks(int64_t r0, int64_t r1, Fn&& fn) {
 // out[:, k] = x[:, perm[k]] (0 where perm[k] < 0) for M rows; x has k_in columns, out perm.size().
 void permute_columns(const float* x, int64_t M, int64_t k_in, const std::vector<int32_t>& perm,
                      float* out);
+// x's rows as f32 in the tiles' K order: into xf [M, k_in], then with act-order permuted into
+// `permuted` [M, K]; returns the one that holds them.
+const float* rows_in_k_order(ConstMatrixView x, const TiledWeights& w, float* xf, float* permuted);
 
 // Runs job(tile, r0, r1, ytile) for every tile and chunk of `row_chunk` activation rows on
 // `threads` OpenMP threads (statically, or dynamically for uneven jobs), then writes the chunk's
