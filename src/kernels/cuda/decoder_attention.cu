@@ -152,13 +152,17 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     weight[w] = warp_max[w] == -INFINITY ? 0.0f : expf(warp_max[w] - m);
     total += warp_sum_of[w] * weight[w];
   }
+  // The block's accumulator of dimension i, relative to its max m (unnormalised).
+  auto block_acc = [&](int i) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) sum += warp_acc[w][i] * weight[w];
+    return sum;
+  };
   if (a.splits <= 1) {
     const float inv = 1.0f / total;
     for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
-      float sum = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) sum += warp_acc[w][i] * weight[w];
-      store_exact(out, i, sum * inv, a.out.code);
+      store_exact(out, i, block_acc(i) * inv, a.out.code);
     }
     return;
   }
@@ -171,12 +175,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
       mine[0] = m;
       mine[1] = total;
     }
-    for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
-      float sum = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) sum += warp_acc[w][i] * weight[w];
-      mine[2 + i] = sum;
-    }
+    for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) mine[2 + i] = block_acc(i);
   }
   // Publish it, then count; the last block of the pair merges (and resets the counter).
   __threadfence();
@@ -186,22 +185,30 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   __syncthreads();
   if (!merge) return;
   __threadfence();
+  // The parts' weights exp(m_q - max) and 1 / sum_q l_q w_q, once for the block (the same
+  // sums in the same order as every thread taking them itself); a part whose max is -inf is left
+  // out (weight -1).
+  __shared__ float part_weight[kDecoderMaxSplits];
+  __shared__ float part_inv;
   const float* all = a.partials + pair * a.splits * stride;
-  float big = -INFINITY;
-  for (int q = 0; q < used; ++q) big = fmaxf(big, __ldcg(all + q * stride));
-  float denom = 0.0f;
-  for (int q = 0; q < used; ++q) {
-    const float mq = __ldcg(all + q * stride);
-    if (mq != -INFINITY) denom += __ldcg(all + q * stride + 1) * expf(mq - big);
+  if (threadIdx.x == 0) {
+    float big = -INFINITY;
+    for (int q = 0; q < used; ++q) big = fmaxf(big, __ldcg(all + q * stride));
+    float denom = 0.0f;
+    for (int q = 0; q < used; ++q) {
+      const float mq = __ldcg(all + q * stride);
+      part_weight[q] = mq == -INFINITY ? -1.0f : expf(mq - big);
+      if (mq != -INFINITY) denom += __ldcg(all + q * stride + 1) * part_weight[q];
+    }
+    part_inv = 1.0f / denom;
   }
-  const float inv = 1.0f / denom;
+  __syncthreads();
   for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
     float sum = 0.0f;
     for (int q = 0; q < used; ++q) {
-      const float mq = __ldcg(all + q * stride);
-      if (mq != -INFINITY) sum += __ldcg(all + q * stride + 2 + i) * expf(mq - big);
+      if (part_weight[q] != -1.0f) sum += __ldcg(all + q * stride + 2 + i) * part_weight[q];
     }
-    store_exact(out, i, sum * inv, a.out.code);
+    store_exact(out, i, sum * part_inv, a.out.code);
   }
   if (threadIdx.x == 0) a.counters[pair] = 0;  // ready for the next launch
 }
