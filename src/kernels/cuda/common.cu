@@ -2,6 +2,9 @@
 // dequantization of canonical int / FP8 weights (the blas family's prepare).
 #include <cuda_fp8.h>
 
+#include <atomic>
+#include <cstdlib>
+
 #include "kernels/cuda/cuda_device.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -108,3 +111,30 @@ cudaError_t dequant_fp8(const uint8_t* q, const float* scale, int64_t K, int64_t
 }
 
 }  // namespace qlinear::cuda_launch
+
+namespace qlinear::cuda_device {
+
+bool chained_launches() {
+  static const bool allowed = [] {
+    const char* v = std::getenv("QLINEAR_CUDA_PDL");
+    return v == nullptr || std::atoi(v) != 0;
+  }();
+  if (!allowed) return false;
+  // Per device: the compute capability decides (a process may see GPUs of several kinds).
+  constexpr int kDevices = 64;
+  static std::atomic<int> known[kDevices] = {};  // 0 unknown, 1 no, 2 yes
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) return false;
+  int state = known[device].load(std::memory_order_relaxed);
+  if (state == 0) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+      return false;
+    }
+    state = major >= 9 ? 2 : 1;
+    known[device].store(state, std::memory_order_relaxed);
+  }
+  return state == 2;
+}
+
+}  // namespace qlinear::cuda_device

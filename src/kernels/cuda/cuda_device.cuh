@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "kernels/cuda/launch.h"
 
@@ -65,6 +66,56 @@ __device__ __forceinline__ void store_exact(void* p, int64_t i, float v, int cod
                    : __half_as_ushort(__float2half_rn(v));
   }
   static_cast<uint16_t*>(p)[i] = out;
+}
+
+// Chained launches (programmatic dependent launch, sm_90): a kernel started by launch_chained may
+// be scheduled while the kernel before it on the stream is still running, so that its launch and
+// its prologue (a gemv's first weight loads) hide behind that kernel's tail. Every thread of such a
+// kernel calls wait_for_prior_grids() before it reads anything an earlier kernel wrote or writes
+// anything an earlier kernel reads; before that it may read only constant data (weights, scales,
+// norm weights: written by an upload or a prepare() that synchronised the stream before any
+// launch that reads them, never by the kernel just before on the stream).
+// The wait returns at once in a launch without the attribute and on GPUs before sm_90.
+__device__ __forceinline__ void wait_for_prior_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the next chained kernel's blocks be scheduled once every block of this grid has called it
+// (they then sit in their own wait_for_prior_grids until this grid has finished).
+__device__ __forceinline__ void allow_next_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// The first statement of a chained kernel that reads nothing constant before its inputs: the next
+// kernel may be scheduled at once (it waits in turn), then this one waits for its inputs.
+__device__ __forceinline__ void chain_begin() {
+  allow_next_grid();
+  wait_for_prior_grids();
+}
+
+// Whether launch_chained sets the attribute: the current device is sm_90 or newer and
+// QLINEAR_CUDA_PDL is not 0 (common.cu; the switch is for A/B measurements).
+bool chained_launches();
+
+// kernel<<<grid, block, smem, stream>>>(args...), chained to the kernel before it (see above).
+template <typename... Params, typename... Args>
+cudaError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem,
+                           cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = chained_launches() ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
 inline unsigned grid_for(int64_t total, int64_t cap = 65536) {

@@ -43,6 +43,7 @@ constexpr int kChunk = 8;
 __global__ void rms_norm_kernel(DecoderMatrix x, DecoderMatrix delta, const float* weight,
                                 float eps, DecoderMatrix out, int64_t cols) {
   __shared__ double partial[kRowThreads / 32];
+  cuda_device::allow_next_grid();
   const int64_t t = blockIdx.x;
   float* row = static_cast<float*>(x.data) + t * x.ld;
   const char* d = static_cast<const char*>(delta.data);
@@ -58,6 +59,8 @@ __global__ void rms_norm_kernel(DecoderMatrix x, DecoderMatrix delta, const floa
     const int64_t i = threadIdx.x + k * kRowThreads;
     kept_w[k] = i < cols ? weight[i] : 0.0f;
   }
+  // The weights are constant: they load while the kernel before this one finishes.
+  cuda_device::wait_for_prior_grids();
   for (int64_t base = threadIdx.x; base < cols; base += kChunk * kRowThreads) {
     float r[kChunk];
 #pragma unroll
@@ -121,6 +124,7 @@ __global__ void rms_norm_kernel(DecoderMatrix x, DecoderMatrix delta, const floa
 
 __global__ void head_rms_norm_kernel(DecoderMatrix x, int64_t rows, int64_t heads, int64_t head_dim,
                                      const float* weight, float eps) {
+  cuda_device::chain_begin();
   const int64_t job = blockIdx.x * static_cast<int64_t>(kHeadsPerBlock) + threadIdx.x / 32;
   if (job >= rows * heads) return;  // whole warps leave together
   const int64_t t = job / heads;
@@ -138,9 +142,8 @@ __global__ void head_rms_norm_kernel(DecoderMatrix x, int64_t rows, int64_t head
 cudaError_t decoder_rms_norm(DecoderMatrix x, DecoderMatrix delta, const float* weight, float eps,
                              DecoderMatrix out, int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return cudaSuccess;
-  rms_norm_kernel<<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(x, delta, weight, eps,
-                                                                           out, cols);
-  return cudaGetLastError();
+  return cuda_device::launch_chained(rms_norm_kernel, static_cast<unsigned>(rows), kRowThreads, 0,
+                                     stream, x, delta, weight, eps, out, cols);
 }
 
 cudaError_t decoder_head_rms_norm(DecoderMatrix x, int64_t rows, int64_t heads, int64_t head_dim,
@@ -148,9 +151,8 @@ cudaError_t decoder_head_rms_norm(DecoderMatrix x, int64_t rows, int64_t heads, 
   const int64_t jobs = rows * heads;
   if (jobs == 0 || head_dim == 0) return cudaSuccess;
   const auto grid = static_cast<unsigned>((jobs + kHeadsPerBlock - 1) / kHeadsPerBlock);
-  head_rms_norm_kernel<<<grid, kHeadsPerBlock * 32, 0, stream>>>(x, rows, heads, head_dim, weight,
-                                                                 eps);
-  return cudaGetLastError();
+  return cuda_device::launch_chained(head_rms_norm_kernel, grid, kHeadsPerBlock * 32, 0, stream, x,
+                                     rows, heads, head_dim, weight, eps);
 }
 
 }  // namespace qlinear::cuda_launch

@@ -410,6 +410,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, !kPipe && kN8 == 1 && kF16Scal
     int_gemv_kernel(const GemvParams p) {
   constexpr int kU = unroll<kCode, kPipe>();
   __shared__ float red[kMaxWarps * kN8 * 4 * 32];
+  cuda_device::chain_begin();
   const WarpPlace w = warp_place(p);
 
   float acc[kN8][4];
@@ -610,6 +611,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
   constexpr int kVecs = vecs_per_step<kCode>();
   constexpr int kU = kRingVecs / kVecs;  // steps per stage
   extern __shared__ uint4 ring_smem[];
+  cuda_device::allow_next_grid();
   const WarpPlace w = warp_place(p, kU);
 
   float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -642,6 +644,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
       if (j < stages) issue(j);
       cp_async_commit();
     }
+    // Codes and scales are constant: they stream in while the kernel before this one finishes.
+    // x is its output.
+    cuda_device::wait_for_prior_grids();
     // Iteration i: refill the slot stage i - 1 was read from (its vectors are used by now) with
     // stage i + kRingSlots - 1, load stage i + 1's scales, wait for stage i, compute it.
     if constexpr (kCode == kU4) {
@@ -709,7 +714,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
     }
     cp_async_wait<0>();
   }
-  // The reduction reuses the ring: every warp is past its last read.
+  // The reduction reuses the ring: every warp is past its last read. (Warps without work wait
+  // here for the kernel before, before they write the outputs.)
+  cuda_device::wait_for_prior_grids();
   __syncthreads();
   finish<1>(p, w, acc, reinterpret_cast<float*>(ring_smem));
 }
@@ -767,8 +774,8 @@ cudaError_t int_gemv_launch(const GemvVariant& variant, const GemvParams& params
                             cudaStream_t stream) {
   const unsigned blocks = static_cast<unsigned>((params.tiles + params.tpb - 1) / params.tpb);
   const unsigned threads = static_cast<unsigned>(params.tpb * params.wk * 32);
-  pick(variant)<<<blocks, threads, dynamic_smem(variant, threads), stream>>>(params);
-  return cudaGetLastError();
+  return cuda_device::launch_chained(pick(variant), blocks, threads, dynamic_smem(variant, threads),
+                                     stream, params);
 }
 
 }  // namespace qlinear::cuda_launch
