@@ -596,13 +596,11 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits) {
         QL_RETURN_IF_ERROR(ops_->head_rms_norm(q, d, layer.q_norm.matrix(), eps));
         QL_RETURN_IF_ERROR(ops_->head_rms_norm(k, d, layer.k_norm.matrix(), eps));
       }
-      QL_RETURN_IF_ERROR(ops_->rope(q, d, pos, rope_));
-      QL_RETURN_IF_ERROR(ops_->rope(k, d, pos, rope_));
       KvCacheView rank_cache = cache;
       rank_cache.kv_heads = kv_heads_per_rank_;
       rank_cache.k = cache.k.slice_cols(r * kv_heads_per_rank_ * d, kv_heads_per_rank_ * d);
       rank_cache.v = cache.v.slice_cols(r * kv_heads_per_rank_ * d, kv_heads_per_rank_ * d);
-      QL_RETURN_IF_ERROR(ops_->store_kv(k, v, pos, rank_cache, l));
+      QL_RETURN_IF_ERROR(ops_->rope_store_kv(q, k, v, d, pos, rope_, rank_cache, l));
       const MatrixView attn = attn_buf_[ri].matrix().slice_rows(0, T);
       const AttentionShape shape{heads_per_rank_, kv_heads_per_rank_, d,
                                  c.layer_is_sliding(l) ? c.sliding_window : 0};

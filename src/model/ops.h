@@ -66,6 +66,16 @@ class DecoderOps {
   // Writes rows t of k and v [T, kv_heads * head_dim] to cache rows positions[t] of `layer`.
   virtual Status store_kv(ConstMatrixView k, ConstMatrixView v, ConstMatrixView positions,
                           const KvCacheView& cache, int64_t layer) = 0;
+  // rope(q), rope(k), then store_kv(k, v): the step between the qkv projection and attention.
+  // Backends may do it in one pass (the CUDA ops launch one kernel instead of three); the
+  // results are the three operations', bit for bit.
+  virtual Status rope_store_kv(MatrixView q, MatrixView k, ConstMatrixView v, int64_t head_dim,
+                               ConstMatrixView positions, const RopeTable& table,
+                               const KvCacheView& cache, int64_t layer) {
+    QL_RETURN_IF_ERROR(rope(q, head_dim, positions, table));
+    QL_RETURN_IF_ERROR(rope(k, head_dim, positions, table));
+    return store_kv(k, v, positions, cache, layer);
+  }
   // out[t, head h] = softmax(q[t, h] . K[0..p_t] / sqrt(d)) V over the layer's cache (causal,
   // grouped-query: head h reads kv head h / (heads / kv_heads), the window if any).
   virtual Status attention(ConstMatrixView q, ConstMatrixView positions, const KvCacheView& cache,

@@ -35,6 +35,7 @@ __device__ __forceinline__ void* at(DecoderMatrix m, int64_t row) {
 
 __global__ void embed_kernel(DecoderMatrix table, int64_t vocab, const int32_t* ids, int64_t T,
                              int64_t H, DecoderMatrix out) {
+  cuda_device::chain_begin();
   QL_GRID_STRIDE(e, T * H) {
     const int64_t t = e / H;
     const int64_t i = e - t * H;
@@ -47,6 +48,7 @@ __global__ void embed_kernel(DecoderMatrix table, int64_t vocab, const int32_t* 
 __global__ void rope_kernel(DecoderMatrix x, int64_t rows, int64_t heads, int64_t half,
                             const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
                             int64_t table_positions) {
+  cuda_device::chain_begin();
   QL_GRID_STRIDE(e, rows * heads * half) {
     const int64_t i = e % half;
     const int64_t h = (e / half) % heads;
@@ -67,6 +69,7 @@ __global__ void rope_kernel(DecoderMatrix x, int64_t rows, int64_t heads, int64_
 __global__ void store_kv_kernel(DecoderMatrix k, DecoderMatrix v, const int32_t* positions,
                                 int64_t T, int64_t width, DecoderMatrix k_cache,
                                 DecoderMatrix v_cache, int64_t capacity) {
+  cuda_device::chain_begin();
   QL_GRID_STRIDE(e, 2 * T * width) {
     const bool value = e >= T * width;
     const int64_t f = value ? e - T * width : e;
@@ -80,8 +83,56 @@ __global__ void store_kv_kernel(DecoderMatrix k, DecoderMatrix v, const int32_t*
   }
 }
 
+// rope_kernel on q's and k's pairs and store_kv_kernel on the rotated k and on v, as one grid:
+// each row's items are q's pairs, then k's (rotated in place and stored), then v's elements.
+__global__ void rope_store_kv_kernel(DecoderMatrix q, DecoderMatrix k, DecoderMatrix v,
+                                     int64_t rows, int64_t q_heads, int64_t kv_heads, int64_t half,
+                                     const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
+                                     int64_t table_positions, DecoderMatrix k_cache,
+                                     DecoderMatrix v_cache, int64_t capacity) {
+  cuda_device::chain_begin();
+  const int64_t q_pairs = q_heads * half;
+  const int64_t k_pairs = kv_heads * half;
+  const int64_t width = kv_heads * 2 * half;
+  const int64_t per_row = q_pairs + k_pairs + width;
+  QL_GRID_STRIDE(e, rows * per_row) {
+    const int64_t t = e / per_row;
+    const int64_t r = e - t * per_row;
+    const int32_t p = positions[t];
+    if (r >= q_pairs + k_pairs) {  // a value
+      if (p < 0 || p >= capacity) continue;
+      const int64_t i = r - q_pairs - k_pairs;
+      store_exact(at(v_cache, p), i, load_exact(at(v, t), i, v.code), v_cache.code);
+      continue;
+    }
+    const bool is_k = r >= q_pairs;
+    const int64_t f = is_k ? r - q_pairs : r;
+    const int64_t i = f % half;
+    const int64_t h = f / half;
+    float* x = static_cast<float*>(at(is_k ? k : q, t)) + h * 2 * half;
+    float ra = x[i];
+    float rb = x[i + half];
+    if (p >= 0 && p < table_positions) {  // else left as it is, as rope_kernel leaves it
+      const float c = static_cast<const float*>(at(cos, p))[i];
+      const float s = static_cast<const float*>(at(sin, p))[i];
+      const float a = ra;
+      const float b = rb;
+      ra = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+      rb = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, s));
+      x[i] = ra;
+      x[i + half] = rb;
+    }
+    if (is_k && p >= 0 && p < capacity) {
+      void* row = at(k_cache, p);
+      store_exact(row, h * 2 * half + i, ra, k_cache.code);
+      store_exact(row, h * 2 * half + i + half, rb, k_cache.code);
+    }
+  }
+}
+
 __global__ void silu_mul_kernel(DecoderMatrix gate, DecoderMatrix up, DecoderMatrix out,
                                 int64_t rows, int64_t cols) {
+  cuda_device::chain_begin();
   QL_GRID_STRIDE(e, rows * cols) {
     const int64_t t = e / cols;
     const int64_t i = e - t * cols;
@@ -92,6 +143,7 @@ __global__ void silu_mul_kernel(DecoderMatrix gate, DecoderMatrix up, DecoderMat
 }
 
 __global__ void add_kernel(DecoderMatrix dst, DecoderMatrix src, int64_t rows, int64_t cols) {
+  cuda_device::chain_begin();
   QL_GRID_STRIDE(e, rows * cols) {
     const int64_t t = e / cols;
     const int64_t i = e - t * cols;
@@ -101,6 +153,7 @@ __global__ void add_kernel(DecoderMatrix dst, DecoderMatrix src, int64_t rows, i
 }
 
 __global__ void copy_kernel(DecoderMatrix src, DecoderMatrix dst, int64_t rows, int64_t cols) {
+  cuda_device::chain_begin();
   QL_GRID_STRIDE(e, rows * cols) {
     const int64_t t = e / cols;
     const int64_t i = e - t * cols;
@@ -115,8 +168,8 @@ unsigned blocks(int64_t total) { return cuda_device::grid_for(total, 8192); }
 cudaError_t decoder_embed(DecoderMatrix table, int64_t vocab, const int32_t* ids, int64_t T,
                           int64_t H, DecoderMatrix out, cudaStream_t stream) {
   if (T * H == 0) return cudaSuccess;
-  embed_kernel<<<blocks(T * H), kThreads, 0, stream>>>(table, vocab, ids, T, H, out);
-  return cudaGetLastError();
+  return cuda_device::launch_chained(embed_kernel, blocks(T * H), kThreads, 0, stream, table, vocab,
+                                     ids, T, H, out);
 }
 
 cudaError_t decoder_rope(DecoderMatrix x, int64_t rows, int64_t heads, int64_t head_dim,
@@ -124,39 +177,50 @@ cudaError_t decoder_rope(DecoderMatrix x, int64_t rows, int64_t heads, int64_t h
                          int64_t table_positions, cudaStream_t stream) {
   const int64_t half = head_dim / 2;
   if (rows * heads * half == 0) return cudaSuccess;
-  rope_kernel<<<blocks(rows * heads * half), kThreads, 0, stream>>>(x, rows, heads, half, positions,
-                                                                    cos, sin, table_positions);
-  return cudaGetLastError();
+  return cuda_device::launch_chained(rope_kernel, blocks(rows * heads * half), kThreads, 0, stream,
+                                     x, rows, heads, half, positions, cos, sin, table_positions);
 }
 
 cudaError_t decoder_store_kv(DecoderMatrix k, DecoderMatrix v, const int32_t* positions, int64_t T,
                              int64_t width, DecoderMatrix k_cache, DecoderMatrix v_cache,
                              int64_t capacity, cudaStream_t stream) {
   if (T * width == 0) return cudaSuccess;
-  store_kv_kernel<<<blocks(2 * T * width), kThreads, 0, stream>>>(k, v, positions, T, width,
-                                                                  k_cache, v_cache, capacity);
-  return cudaGetLastError();
+  return cuda_device::launch_chained(store_kv_kernel, blocks(2 * T * width), kThreads, 0, stream, k,
+                                     v, positions, T, width, k_cache, v_cache, capacity);
+}
+
+cudaError_t decoder_rope_store_kv(DecoderMatrix q, DecoderMatrix k, DecoderMatrix v, int64_t rows,
+                                  int64_t q_heads, int64_t kv_heads, int64_t head_dim,
+                                  const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
+                                  int64_t table_positions, DecoderMatrix k_cache,
+                                  DecoderMatrix v_cache, int64_t capacity, cudaStream_t stream) {
+  const int64_t half = head_dim / 2;
+  const int64_t total = rows * ((q_heads + kv_heads) * half + kv_heads * head_dim);
+  if (total == 0) return cudaSuccess;
+  return cuda_device::launch_chained(rope_store_kv_kernel, blocks(total), kThreads, 0, stream, q, k,
+                                     v, rows, q_heads, kv_heads, half, positions, cos, sin,
+                                     table_positions, k_cache, v_cache, capacity);
 }
 
 cudaError_t decoder_silu_mul(DecoderMatrix gate, DecoderMatrix up, DecoderMatrix out, int64_t rows,
                              int64_t cols, cudaStream_t stream) {
   if (rows * cols == 0) return cudaSuccess;
-  silu_mul_kernel<<<blocks(rows * cols), kThreads, 0, stream>>>(gate, up, out, rows, cols);
-  return cudaGetLastError();
+  return cuda_device::launch_chained(silu_mul_kernel, blocks(rows * cols), kThreads, 0, stream,
+                                     gate, up, out, rows, cols);
 }
 
 cudaError_t decoder_add(DecoderMatrix dst, DecoderMatrix src, int64_t rows, int64_t cols,
                         cudaStream_t stream) {
   if (rows * cols == 0) return cudaSuccess;
-  add_kernel<<<blocks(rows * cols), kThreads, 0, stream>>>(dst, src, rows, cols);
-  return cudaGetLastError();
+  return cuda_device::launch_chained(add_kernel, blocks(rows * cols), kThreads, 0, stream, dst, src,
+                                     rows, cols);
 }
 
 cudaError_t decoder_copy(DecoderMatrix src, DecoderMatrix dst, int64_t rows, int64_t cols,
                          cudaStream_t stream) {
   if (rows * cols == 0) return cudaSuccess;
-  copy_kernel<<<blocks(rows * cols), kThreads, 0, stream>>>(src, dst, rows, cols);
-  return cudaGetLastError();
+  return cuda_device::launch_chained(copy_kernel, blocks(rows * cols), kThreads, 0, stream, src,
+                                     dst, rows, cols);
 }
 
 }  // namespace qlinear::cuda_launch

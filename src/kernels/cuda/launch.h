@@ -185,6 +185,13 @@ cudaError_t decoder_rope(DecoderMatrix x, int64_t rows, int64_t heads, int64_t h
 cudaError_t decoder_store_kv(DecoderMatrix k, DecoderMatrix v, const int32_t* positions, int64_t T,
                              int64_t width, DecoderMatrix k_cache, DecoderMatrix v_cache,
                              int64_t capacity, cudaStream_t stream);
+// decoder_rope of q [rows, q_heads * head_dim] and k [rows, kv_heads * head_dim], then
+// decoder_store_kv of the rotated k and v: one launch, the same results bit for bit.
+cudaError_t decoder_rope_store_kv(DecoderMatrix q, DecoderMatrix k, DecoderMatrix v, int64_t rows,
+                                  int64_t q_heads, int64_t kv_heads, int64_t head_dim,
+                                  const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
+                                  int64_t table_positions, DecoderMatrix k_cache,
+                                  DecoderMatrix v_cache, int64_t capacity, cudaStream_t stream);
 
 struct DecoderAttention {
   DecoderMatrix q;  // f32 [rows, heads * head_dim]

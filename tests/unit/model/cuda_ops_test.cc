@@ -326,9 +326,9 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
                                  std::to_string(window);
         // Caches with history: both start from the same random contents.
         const std::vector<float> history = random(rng_, c.layers * c.capacity * width);
+        const std::vector<float> v_history = random(rng_, history.size());
         Pair kc = make(kv_dtype, c.layers * c.capacity, width, width, 0, history);
-        Pair vc =
-            make(kv_dtype, c.layers * c.capacity, width, width, 0, random(rng_, history.size()));
+        Pair vc = make(kv_dtype, c.layers * c.capacity, width, width, 0, v_history);
         auto cache = [&](bool device) {
           return KvCacheView{c.layers,
                              c.capacity,
@@ -338,10 +338,21 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
                              device ? vc.device_view() : vc.host_view()};
         };
         // q, k with rope; k, v stored at the positions of layer 1; attention over layer 1.
-        Pair q = make(DType::kF32, T, c.heads * c.d, c.heads * c.d + 4, 0,
-                      random(rng_, T * (c.heads * c.d + 4)));
-        Pair k = make(DType::kF32, T, width, width + 2, 0, random(rng_, T * (width + 2)));
+        const std::vector<float> q_values = random(rng_, T * (c.heads * c.d + 4));
+        const std::vector<float> k_values = random(rng_, T * (width + 2));
+        Pair q = make(DType::kF32, T, c.heads * c.d, c.heads * c.d + 4, 0, q_values);
+        Pair k = make(DType::kF32, T, width, width + 2, 0, k_values);
         Pair v = make(DType::kF32, T, width, width, 0, random(rng_, T * width));
+        // The same inputs through the fused rope_store_kv (one kernel on CUDA).
+        Pair fq = make(DType::kF32, T, c.heads * c.d, c.heads * c.d + 4, 0, q_values);
+        Pair fk = make(DType::kF32, T, width, width + 2, 0, k_values);
+        Pair fkc = make(kv_dtype, c.layers * c.capacity, width, width, 0, history);
+        Pair fvc = make(kv_dtype, c.layers * c.capacity, width, width, 0, v_history);
+        const KvCacheView fused_cache{c.layers, c.capacity,        c.kv_heads,
+                                      c.d,      fkc.device_view(), fvc.device_view()};
+        ASSERT_TRUE(gpu_->rope_store_kv(fq.device_view(), fk.device_view(), v.device_view(), c.d,
+                                        pos.device_view(), device_table, fused_cache, 1)
+                        .ok());
         for (Pair* p : {&q, &k}) {
           ASSERT_TRUE(cpu_->rope(p->host_view(), c.d, pos.host_view(), host_table).ok());
           ASSERT_TRUE(gpu_->rope(p->device_view(), c.d, pos.device_view(), device_table).ok());
@@ -354,6 +365,11 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
             gpu_->store_kv(k.device_view(), v.device_view(), pos.host_view(), cache(true), 1).ok());
         expect_same_bytes(kc, "store_kv keys " + what);
         expect_same_bytes(vc, "store_kv values " + what);
+        // The fused pass: the CPU's three operations' bytes exactly.
+        EXPECT_TRUE(device_bytes(fq) == q.host) << "rope_store_kv q " << what;
+        EXPECT_TRUE(device_bytes(fk) == k.host) << "rope_store_kv k " << what;
+        EXPECT_TRUE(device_bytes(fkc) == kc.host) << "rope_store_kv keys " << what;
+        EXPECT_TRUE(device_bytes(fvc) == vc.host) << "rope_store_kv values " << what;
         for (DType out_dtype : {DType::kF32, DType::kBF16}) {
           Pair out = make(out_dtype, T, c.heads * c.d, c.heads * c.d + 8, 0, {NAN});
           const AttentionShape shape{c.heads, c.kv_heads, c.d, window};
@@ -407,6 +423,31 @@ TEST_F(CudaOpsTest, OutOfRangeDeviceIndicesWriteNanOrNothing) {
   for (std::size_t i = 0; i < stored.size(); ++i) {
     if (i / d != 1) {
       EXPECT_EQ(stored[i], 0.0f) << "store_kv wrote cache row " << i / d;
+    }
+  }
+  // The fused pass: the out-of-range row neither rotated nor stored.
+  Pair fq = make(DType::kF32, 2, d, d, 0, before);
+  Pair fk = make(DType::kF32, 2, d, d, 0, before);
+  Pair fv = make(DType::kF32, 2, d, d, 0, before);
+  Pair fkc = make(DType::kBF16, capacity, d, d, 0, {0.0f});
+  Pair fvc = make(DType::kBF16, capacity, d, d, 0, {0.0f});
+  const KvCacheView fused_cache{1, capacity, 1, d, fkc.device_view(), fvc.device_view()};
+  ASSERT_TRUE(gpu_->rope_store_kv(fq.device_view(), fk.device_view(), fv.device_view(), d,
+                                  pos.device_view(), table_view, fused_cache, 0)
+                  .ok());
+  for (Pair* p : {&fq, &fk}) {
+    const std::vector<float> got = device_floats(*p);
+    for (int64_t i = 0; i < d; ++i) {
+      EXPECT_EQ(got[static_cast<std::size_t>(d + i)], before[static_cast<std::size_t>(d + i)])
+          << "rope_store_kv rotated a row of an out-of-range position";
+    }
+  }
+  for (Pair* p : {&fkc, &fvc}) {
+    const std::vector<float> got = device_floats(*p);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (i / d != 1) {
+        EXPECT_EQ(got[i], 0.0f) << "rope_store_kv wrote cache row " << i / d;
+      }
     }
   }
   Pair attn = make(DType::kF32, 2, 2 * d, 2 * d, 0, {0.0f});

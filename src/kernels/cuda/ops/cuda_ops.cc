@@ -103,27 +103,7 @@ class CudaOps final : public DecoderOps {
 
   Status rope(MatrixView x, int64_t head_dim, ConstMatrixView positions,
               const RopeTable& table) override {
-    QL_RETURN_IF_ERROR(require_f32("rope", "x", x));
-    QL_RETURN_IF_ERROR(require_device("rope", x, "x"));
-    const int64_t half = head_dim / 2;
-    if (head_dim <= 0 || half != table.half || x.cols() % head_dim != 0 ||
-        positions.cols() != x.rows()) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "cuda ops rope: x [{}, {}] with head_dim {} and {} positions does not fit "
-                        "a table of {} frequencies",
-                        x.rows(), x.cols(), head_dim, positions.cols(), table.half);
-    }
-    QL_RETURN_IF_ERROR(require_f32("rope", "the cos table", table.cos));
-    QL_RETURN_IF_ERROR(require_f32("rope", "the sin table", table.sin));
-    QL_RETURN_IF_ERROR(require_device("rope", table.cos, "the cos table"));
-    QL_RETURN_IF_ERROR(require_device("rope", table.sin, "the sin table"));
-    QL_ASSIGN_OR_RETURN(const int32_t* index,
-                        indices("rope", positions, table.positions, [&](int32_t p, int64_t) {
-                          return make_error(ErrorCode::kInvalidArgument,
-                                            "position {} is outside the rotary table [0, {}) "
-                                            "(--ctx)",
-                                            p, table.positions);
-                        }));
+    QL_ASSIGN_OR_RETURN(const int32_t* index, rope_checks("rope", x, head_dim, positions, table));
     QL_CUDA(launch::decoder_rope(matrix_of(x), x.rows(), x.cols() / head_dim, head_dim, index,
                                  matrix_of(table.cos), matrix_of(table.sin), table.positions,
                                  stream_));
@@ -132,24 +112,34 @@ class CudaOps final : public DecoderOps {
 
   Status store_kv(ConstMatrixView k, ConstMatrixView v, ConstMatrixView positions,
                   const KvCacheView& cache, int64_t layer) override {
-    const int64_t width = cache.kv_heads * cache.head_dim;
-    QL_RETURN_IF_ERROR(require_shape("store_kv", "k", k, positions.cols(), width));
-    QL_RETURN_IF_ERROR(require_shape("store_kv", "v", v, positions.cols(), width));
-    QL_RETURN_IF_ERROR(require_device("store_kv", k, "k"));
-    QL_RETURN_IF_ERROR(require_device("store_kv", v, "v"));
-    QL_RETURN_IF_ERROR(require_float("store_kv", "k", k));
-    QL_RETURN_IF_ERROR(require_float("store_kv", "v", v));
-    QL_RETURN_IF_ERROR(require_cache("store_kv", cache, layer));
     QL_ASSIGN_OR_RETURN(const int32_t* index,
-                        indices("store_kv", positions, cache.capacity, [&](int32_t p, int64_t) {
-                          return make_error(ErrorCode::kInvalidArgument,
-                                            "position {} does not fit the KV cache of {} "
-                                            "positions (--ctx)",
-                                            p, cache.capacity);
-                        }));
-    QL_CUDA(launch::decoder_store_kv(matrix_of(k), matrix_of(v), index, k.rows(), width,
-                                     matrix_of(cache.layer_k(layer)),
-                                     matrix_of(cache.layer_v(layer)), cache.capacity, stream_));
+                        store_kv_checks("store_kv", k, v, positions, cache, layer));
+    QL_CUDA(launch::decoder_store_kv(
+        matrix_of(k), matrix_of(v), index, k.rows(), cache.kv_heads * cache.head_dim,
+        matrix_of(cache.layer_k(layer)), matrix_of(cache.layer_v(layer)), cache.capacity, stream_));
+    return Status::ok_status();
+  }
+
+  // One kernel for the three (a decode step's launches are a large part of its time).
+  // QLINEAR_CUDA_UNFUSED_ROPE=1 runs them as three (a measurement knob).
+  Status rope_store_kv(MatrixView q, MatrixView k, ConstMatrixView v, int64_t head_dim,
+                       ConstMatrixView positions, const RopeTable& table, const KvCacheView& cache,
+                       int64_t layer) override {
+    static const bool unfused = [] {
+      const char* e = std::getenv("QLINEAR_CUDA_UNFUSED_ROPE");
+      return e != nullptr && std::atoi(e) != 0;
+    }();
+    if (unfused) {
+      return DecoderOps::rope_store_kv(q, k, v, head_dim, positions, table, cache, layer);
+    }
+    QL_RETURN_IF_ERROR(rope_checks("rope_store_kv", q, head_dim, positions, table).status());
+    QL_RETURN_IF_ERROR(rope_checks("rope_store_kv", k, head_dim, positions, table).status());
+    QL_ASSIGN_OR_RETURN(const int32_t* index,
+                        store_kv_checks("rope_store_kv", k, v, positions, cache, layer));
+    QL_CUDA(launch::decoder_rope_store_kv(
+        matrix_of(q), matrix_of(k), matrix_of(v), q.rows(), q.cols() / head_dim, cache.kv_heads,
+        head_dim, index, matrix_of(table.cos), matrix_of(table.sin), table.positions,
+        matrix_of(cache.layer_k(layer)), matrix_of(cache.layer_v(layer)), cache.capacity, stream_));
     return Status::ok_status();
   }
 
@@ -251,6 +241,50 @@ class CudaOps final : public DecoderOps {
     QL_CUDA(launch::decoder_rms_norm(matrix_of(x), d, pointer_of<const float>(weight), eps,
                                      matrix_of(out), x.rows(), x.cols(), stream_));
     return Status::ok_status();
+  }
+
+  // rope's checks of x, the table and the positions; the positions as the kernels read them.
+  Result<const int32_t*> rope_checks(std::string_view op, MatrixView x, int64_t head_dim,
+                                     ConstMatrixView positions, const RopeTable& table) {
+    QL_RETURN_IF_ERROR(require_f32(op, "x", x));
+    QL_RETURN_IF_ERROR(require_device(op, x, "x"));
+    const int64_t half = head_dim / 2;
+    if (head_dim <= 0 || half != table.half || x.cols() % head_dim != 0 ||
+        positions.cols() != x.rows()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cuda ops {}: x [{}, {}] with head_dim {} and {} positions does not fit "
+                        "a table of {} frequencies",
+                        op, x.rows(), x.cols(), head_dim, positions.cols(), table.half);
+    }
+    QL_RETURN_IF_ERROR(require_f32(op, "the cos table", table.cos));
+    QL_RETURN_IF_ERROR(require_f32(op, "the sin table", table.sin));
+    QL_RETURN_IF_ERROR(require_device(op, table.cos, "the cos table"));
+    QL_RETURN_IF_ERROR(require_device(op, table.sin, "the sin table"));
+    return indices(op, positions, table.positions, [&](int32_t p, int64_t) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "position {} is outside the rotary table [0, {}) (--ctx)", p,
+                        table.positions);
+    });
+  }
+
+  // store_kv's checks of k, v, the cache and the positions; the positions as the kernels read
+  // them.
+  Result<const int32_t*> store_kv_checks(std::string_view op, ConstMatrixView k, ConstMatrixView v,
+                                         ConstMatrixView positions, const KvCacheView& cache,
+                                         int64_t layer) {
+    const int64_t width = cache.kv_heads * cache.head_dim;
+    QL_RETURN_IF_ERROR(require_shape(op, "k", k, positions.cols(), width));
+    QL_RETURN_IF_ERROR(require_shape(op, "v", v, positions.cols(), width));
+    QL_RETURN_IF_ERROR(require_device(op, k, "k"));
+    QL_RETURN_IF_ERROR(require_device(op, v, "v"));
+    QL_RETURN_IF_ERROR(require_float(op, "k", k));
+    QL_RETURN_IF_ERROR(require_float(op, "v", v));
+    QL_RETURN_IF_ERROR(require_cache(op, cache, layer));
+    return indices(op, positions, cache.capacity, [&](int32_t p, int64_t) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "position {} does not fit the KV cache of {} positions (--ctx)", p,
+                        cache.capacity);
+    });
   }
 
   // Host indices are checked with `out_of_range(value, t)` and copied to the device; device ones
