@@ -107,10 +107,14 @@ class GemvPrepared final : public PreparedLinear {
   }
 
  private:
-  // Warps per tile (wk, splitting K) and tiles per block: the split whose last wave of blocks is
-  // fullest, slightly penalised per doubling (each one adds a reduction and shortens the stream a
-  // warp keeps in flight), with at least 2 steps per warp. QLINEAR_CUDA_GEMV_WK=1|2|4|8 fixes wk
-  // (a tuning knob for measurements).
+  // Warps per tile (wk, splitting K) and tiles per block. The smallest wk whose grid fits one
+  // wave of resident blocks at least half full: the longest stream per warp and the least
+  // reduction while the SMs are still fed (H200, 4096x28672: wk 1 30.6 us against the wave
+  // score's wk 8 34.8). Else the split whose last wave of blocks is fullest, slightly penalised
+  // per doubling (each one adds a reduction and shortens the stream a warp keeps in flight), with
+  // at least 2 steps per warp. Both rules picked the fastest wk of the sweep on each of the seven
+  // shapes of bench/results/h200-decode-2026-12-02b. QLINEAR_CUDA_GEMV_WK=1|2|4|8 fixes wk (a
+  // tuning knob for measurements).
   void choose_split(launch::GemvParams& prm, int n8) const {
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_GEMV_WK");
@@ -124,14 +128,24 @@ class GemvPrepared final : public PreparedLinear {
       apply(std::min(forced, std::max(1, prm.steps)));
       return;
     }
+    const double capacity = static_cast<double>(std::max(1, occupancy[n8 - 1])) * sm_count;
+    auto waves_of = [&](int wk) {
+      return std::ceil(static_cast<double>(prm.tiles) / (kMaxWarps / wk)) / capacity;
+    };
+    for (int wk = 1; wk <= kMaxWarps; wk *= 2) {
+      if (wk > 1 && prm.steps < 2 * wk) break;
+      const double waves = waves_of(wk);
+      if (waves > 1.0) break;  // more warps per tile only make more waves
+      if (waves >= 0.5) {
+        apply(wk);
+        return;
+      }
+    }
     int best = 1;
     double best_score = -1.0;
     for (int wk = 1; wk <= kMaxWarps; wk *= 2) {
       if (wk > 1 && prm.steps < 2 * wk) break;
-      const int tpb = kMaxWarps / wk;
-      const double blocks = std::ceil(static_cast<double>(prm.tiles) / tpb);
-      const double capacity = static_cast<double>(std::max(1, occupancy[n8 - 1])) * sm_count;
-      const double waves = blocks / capacity;
+      const double waves = waves_of(wk);
       const double score = waves / std::ceil(waves) - 0.03 * std::log2(static_cast<double>(wk));
       if (score > best_score + 1e-9) {
         best_score = score;
