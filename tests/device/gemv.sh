@@ -90,7 +90,7 @@ fi
 if has sweep; then
   for pipe in ${SWEEP_PIPES:-2}; do
     for wk in ${WKS:-1 2 4 8}; do
-      SHAPES="${SWEEP_SHAPES:-8192x57344,4096x28672,14336x4096,4096x4096}" BATCH=1,16 \
+      SHAPES="${SWEEP_SHAPES:-8192x57344,4096x28672,14336x4096,4096x4096}" BATCH="${SWEEP_BATCH:-1,16}" \
         SCHEMES=w4a16g128 bench "wk${wk}_p$pipe" QLINEAR_CUDA_GEMV_WK="$wk" QLINEAR_CUDA_GEMV_PIPE=$pipe
     done
   done
