@@ -140,8 +140,10 @@ if has decode_peer; then
     MODEL="$model" QUANT="$quant" COMPILE="${PEER_COMPILE:-0}" OUT="$LOGS" \
       timeout "$(lim "${DECODE_PEER_S:-90}")" python3 "$HERE/tools/gpu_decode_peer.py" 2>&1 |
       tail -4 | tee -a "$LOGS/decode_peer.log"
-    [[ -f "$LOGS/gpu_decode_peer.json" ]] && cat "$LOGS/gpu_decode_peer.json" >>"$OUT/gpu_decode_peer.jsonl" &&
-      echo >>"$OUT/gpu_decode_peer.jsonl" && rm -f "$LOGS/gpu_decode_peer.json"
+    # The peer writes gpu_decode_peer_MODEL_QUANT.json (older copies: gpu_decode_peer.json).
+    for f in "$LOGS/gpu_decode_peer_${model}_${quant}.json" "$LOGS/gpu_decode_peer.json"; do
+      [[ -f "$f" ]] && cat "$f" >>"$OUT/gpu_decode_peer.jsonl" && echo >>"$OUT/gpu_decode_peer.jsonl" && rm -f "$f"
+    done
   done
 fi
 
