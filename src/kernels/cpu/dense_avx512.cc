@@ -415,7 +415,10 @@ class PreparedDenseAvx512 final : public PreparedLinear {
       for (int64_t m = 0; m < M; ++m) widen_row(x.row(m), x.dtype(), K, Kp, b.xf + m * ld);
     }
     const Rows rows{b.hi, b.lo, b.xf, ld};
-    const int64_t per_job = job_rows(M, groups, budget.threads());
+    // The rows of a job decide how its rows are blocked and whether K is chunked, hence each
+    // output's summation order: they come from the machine's core count, not from this call's
+    // share of it, so concurrent calls and any --threads give the bits of a lone call.
+    const int64_t per_job = job_rows(M, groups, max_threads());
     const int64_t chunks = (M + per_job - 1) / per_job;
     const int64_t jobs = groups * chunks;
     threads = static_cast<int>(std::min<int64_t>(budget.threads(), jobs));
