@@ -20,6 +20,7 @@
 #include "fixtures/fixtures.h"
 #include "io/safetensors.h"
 #include "kernels/common/activation_quant.h"
+#include "kernels/cpu_features.h"
 #include "model/decoder.h"
 #include "model/generation.h"
 
@@ -235,8 +236,19 @@ bool quantizes_activations(const Reference& ref) {
   });
 }
 
+// How close the selected kernels come to the scalar reference kernels. Where activations stay f32
+// only the summation order differs (1e-5). AVX-512 BF16 CPUs run f32 activations as bf16 hi + lo
+// (16 significand bits; the bf16 lm_head: 1.4e-5 on the Xeon dev VM, 2026-12-02), and the int
+// tiles fold a constant 2176 per 8-bit code into the zero term, so a group as long as K (a
+// per-channel scale) sums values ~2300x the result before the correction: 1.3e-4 there for
+// ct_w8a16_asym_channel, still 30x under the format's own bound against the float forward below.
+double kernel_bound(FixtureFormat format) {
+  if (!detect_cpu_features().avx512_bf16) return 1e-5;
+  return format == FixtureFormat::kCtW8A16AsymChannel ? 3e-4 : 5e-5;
+}
+
 // Two references: the same decoder with every linear layer on the scalar reference kernels
-// (tight: only f32 summation order differs), and the double-precision forward above with the
+// (kernel_bound above), and the double-precision forward above with the
 // checkpoint's own activation quantization. Weight-only formats must match the latter to 2e-4.
 // W8A8 FP8 gets 0.1 there: rounding activations to e4m3 is discontinuous, so the 1e-7 gap between
 // f32 and double flips the odd code at a rounding boundary by a whole e4m3 step (6%), which this
@@ -255,7 +267,7 @@ TEST_P(EveryFormat, LogitsMatchTheReferenceKernelsAndTheDoublePrecisionForward) 
   on_reference.policy.backend = LinearBackend::kReference;
   const std::vector<float> scalar = decoder_logits(dir, kTokens, on_reference);
   ASSERT_EQ(scalar.size(), got.size());
-  EXPECT_LE(relative_error(got, Matrix(scalar.begin(), scalar.end())), 1e-5)
+  EXPECT_LE(relative_error(got, Matrix(scalar.begin(), scalar.end())), kernel_bound(format))
       << fixture_format_name(format) << " against the reference kernels";
 
   const Matrix want = reference_logits(ref, kTokens, /*w8a8=*/true);
