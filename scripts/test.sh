@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$(nproc)"
-ctest --preset ci -j "$(nproc)"
+# tests/lsan.supp: a third-party OpenCL driver's allocation that lives until exit.
+LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+  ctest --preset ci -j "$(nproc)"
 
 # --tsan: the threaded kernel tests under ThreadSanitizer as well (a second, smaller build).
 [ "${1:-}" = "--tsan" ] || exit 0
