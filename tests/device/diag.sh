@@ -3,13 +3,8 @@
 # the K split swept with QLINEAR_CUDA_WO_SPLIT (SPLITS, default 1 2 4 8; 0 = the heuristic) over
 # SHAPES x BATCH, and Nsight Compute on single launches (NCU: "shape M split" triples, ';'-separated).
 set -u
-HERE="$(cd "$(dirname "$0")" && pwd)"
-OUT="${OUT:-$HERE/out}"
-mkdir -p "$OUT"
-[[ -f "$HERE/payload.tar.xz" && ! -d "$HERE/bin" ]] && tar xJf "$HERE/payload.tar.xz" -C "$HERE"
-export LD_LIBRARY_PATH="$HERE/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-QL="$HERE/bin/qlinear"
-NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)"
+# shellcheck source=device_env.sh
+source "$(dirname "$0")/device_env.sh"
 SHAPES="${SHAPES:-8192x57344,4096x28672,14336x4096,4096x4096}"
 BATCH="${BATCH:-1,16}"
 SCHEMES="${SCHEMES:-w4a16g128,w8a16}"

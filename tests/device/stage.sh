@@ -27,7 +27,8 @@ done
 # bin/ and lib/ travel as one xz archive (openblas alone is 36 MB); run.sh unpacks it.
 tar cJf "$DEST/payload.tar.xz" -C "$DEST" bin lib
 rm -rf "$DEST/bin" "$DEST/lib"
-cp "$ROOT/tests/device/run.sh" "$ROOT/tests/device/gemv.sh" "$ROOT/tests/device/step_profile.sh" "$DEST/"
+cp "$ROOT/tests/device/run.sh" "$ROOT/tests/device/gemv.sh" "$ROOT/tests/device/step_profile.sh" \
+  "$ROOT/tests/device/diag.sh" "$ROOT/tests/device/device_env.sh" "$DEST/"
 cp /work/shared/tools/gpu_peers.py /work/shared/tools/gpu_decode_peer.py "$DEST/tools/"
 cp "$ROOT/bench/h200_report.py" "$ROOT/tests/device/print_bench.py" "$DEST/tools/"
 du -sh "$DEST"; ls -la "$DEST"

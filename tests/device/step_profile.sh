@@ -11,13 +11,8 @@
 # NCU_CLOCK=base locks them), so a kernel's time here is its own, without its neighbours' overlap.
 # Left free, the clocks fall between the serialised launches, which inflates short kernels.
 set -u
-HERE="$(cd "$(dirname "$0")" && pwd)"
-OUT="${OUT:-$HERE/out}"
-mkdir -p "$OUT"
-[[ -f "$HERE/payload.tar.xz" && ! -d "$HERE/bin" ]] && tar xJf "$HERE/payload.tar.xz" -C "$HERE"
-export LD_LIBRARY_PATH="$HERE/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-QL="$HERE/bin/qlinear"
-NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)"
+# shellcheck source=device_env.sh
+source "$(dirname "$0")/device_env.sh"
 PROMPT="${PROMPT:-128}"
 for entry in ${MODELS:-llama3-8b:w4a16g128}; do
   model="${entry%%:*}"
