@@ -29,6 +29,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "kernels/cuda/cuda_device.cuh"
@@ -516,6 +517,29 @@ constexpr int kRingSlots = 4;
 constexpr int kRingLaneVecs = kRingSlots * kRingVecs;
 static_assert((kRingSlots & (kRingSlots - 1)) == 0, "slots are picked with a mask");
 
+// For groups of >= 128 rows and channelwise (one scale and zero-point pair per 4-bit stage) the
+// pairs travel through the ring with their stage's codes, kRingSlots - 1 stages ahead: loaded one
+// stage ahead into registers, as the narrower groups still load them, each stage's pair was a DRAM
+// round trip of its own that the warp waited for (tests/device/stream_probe.cu on the H200: a
+// pure stream of 8192x57344's codes with the gemv's x loads and mma 64 us, with the scales one
+// stage ahead in registers 71 us, through the ring 64 us). Words per lane and slot: the scale
+// pair (1 f16x2 or 2 f32) and the 32-bit word holding the lane's u8 zero-point pair.
+template <bool kF16Scale>
+constexpr int ring_scale_words() {
+  return kF16Scale ? 1 : 2;
+}
+template <bool kF16Scale, bool kZp>
+constexpr int ring_pair_words() {
+  return ring_scale_words<kF16Scale>() + (kZp ? 1 : 0);
+}
+
+// cp.async of 4 or 8 bytes (.ca: the smaller sizes exist only there).
+template <int kBytes>
+__device__ __forceinline__ void cp_async_small(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(kBytes));
+}
+
 // Scale (and zero-point) pairs of one 4-bit stage: per 32-row half, per step, or one (groups of
 // >= 128 rows and channelwise: slices start at even steps, so a stage lies in one group).
 template <bool kF16Scale, int kGroups>
@@ -606,10 +630,26 @@ __device__ __forceinline__ void ring_stage4(const uint4 (&wv)[2], const uint4 (&
     flush_offset<kBf16, kF16Scale>(acc, d, dx, r.sc[0], offsets(0));
 }
 
-template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kGroups>
+// Forms of the 4-bit ring kernel for groups of >= 128 rows (QLINEAR_CUDA_GEMV_FORM, for
+// measurements): 1 (the default) the pairs through the ring, 2 the pairs one stage ahead in
+// registers (the form before 2026-12-02). Other group sizes and 8-bit codes have form 2 only.
+// (A third form capped at 64 registers for 4 blocks per SM spilled and measured between the two
+// at M = 1: bench/results/h200-gemv-2026-12-02c.)
+enum RingForm : int { kRingPairs = 1, kRingRegPairs = 2 };
+
+// Whether a ring kernel's scale and zero-point pairs travel through the ring (see
+// ring_scale_words).
+template <int kCode, int kGroups, int kForm>
+constexpr bool scales_in_ring() {
+  return kCode == kU4 && kGroups == kGemvGWide && kForm != kRingRegPairs;
+}
+
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kGroups, int kForm = kRingRegPairs>
 __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const GemvParams p) {
   constexpr int kVecs = vecs_per_step<kCode>();
   constexpr int kU = kRingVecs / kVecs;  // steps per stage
+  constexpr bool kPairsInRing = scales_in_ring<kCode, kGroups, kForm>();
+  constexpr int kPairWords = ring_pair_words<kF16Scale, kZp>();
   extern __shared__ uint4 ring_smem[];
   cuda_device::allow_next_grid();
   const WarpPlace w = warp_place(p, kU);
@@ -617,11 +657,46 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
   float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
   if (w.live && w.s_begin < w.s_end) {
     const Slice<kF16Scale, 1> c = make_slice<kCode, kF16Scale, kZp, 1>(p, w);
-    // Stage 0's scales first: a DRAM round trip of their own, in flight beside the first stages'
-    // codes rather than after them.
+    // Narrower groups: stage 0's scales first, a DRAM round trip of their own, in flight beside
+    // the first stages' codes rather than after them.
     RingScales<kF16Scale, kGroups> cur, next;
-    if constexpr (kCode == kU4) load_ring_scales<kF16Scale, kZp, kGroups>(c, 0, cur);
+    if constexpr (kCode == kU4 && !kPairsInRing) {
+      load_ring_scales<kF16Scale, kZp, kGroups>(c, 0, cur);
+    }
     uint4* ring = ring_smem + w.warp * (kRingLaneVecs * 32) + w.lane;
+    // The pair ring after all warps' code rings: per warp and slot the 32 lanes' scale pairs
+    // (a lane's words adjacent: the f32 pair is one 8-byte copy), then their zero-point words.
+    constexpr int kScaleWords = ring_scale_words<kF16Scale>();
+    uint32_t* pairs = reinterpret_cast<uint32_t*>(ring_smem + blockDim.x * kRingLaneVecs) +
+                      w.warp * (kRingSlots * kPairWords * 32);
+    auto pair_slot = [&](int j) { return pairs + (j & (kRingSlots - 1)) * (kPairWords * 32); };
+    // Stage j's pairs into its slot (groups of >= 128 rows: a stage lies in one group).
+    auto issue_pairs = [&](int j) {
+      if constexpr (kPairsInRing) {
+        const int grp = ((c.s + kU * j) << 6) >> c.shift;
+        uint32_t* slot = pair_slot(j);
+        cp_async_small<4 * kScaleWords>(slot + w.lane * kScaleWords, c.sc + grp * 8);
+        if constexpr (kZp) {
+          // The aligned word holding the lane's u16 pair (entries start at multiples of 8).
+          const auto word = reinterpret_cast<uintptr_t>(c.zp + grp * 8) & ~uintptr_t{3};
+          cp_async_small<4>(slot + kScaleWords * 32 + w.lane, reinterpret_cast<const void*>(word));
+        }
+      }
+    };
+    // Stage j's pairs from its slot, once the stage has arrived.
+    auto read_pairs = [&](int j, RingScales<kF16Scale, kGroups>& r) {
+      if constexpr (kPairsInRing) {
+        const uint32_t* slot = pair_slot(j);
+        if constexpr (kF16Scale) {
+          r.sc[0] = slot[w.lane];
+        } else {
+          r.sc[0] = *reinterpret_cast<const float2*>(slot + 2 * w.lane);
+        }
+        if constexpr (kZp) {
+          r.zz[0] = (slot[kScaleWords * 32 + w.lane] >> (16 * ((w.lane >> 2) & 1))) & 0xFFFFu;
+        }
+      }
+    };
     const int nvec = c.steps * kVecs;
     const int stages = (c.steps + kU - 1) / kU;
     // Stages 0 .. full - 1 hold kU steps whose x rows all lie inside K.
@@ -638,6 +713,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
       for (int v = 0; v < kRingVecs; ++v) {
         if (j * kRingVecs + v < nvec) cp_async16(slot + v * 32, src + v * 512, true);
       }
+      issue_pairs(j);
     };
 #pragma unroll
     for (int j = 0; j < kRingSlots - 1; ++j) {
@@ -660,14 +736,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
         uint4* fill = slot_of(i + kRingSlots - 1);
 #pragma unroll
         for (int v = 0; v < kRingVecs; ++v) cp_async16(fill + v * 32, src + v * 512, true);
+        issue_pairs(i + kRingSlots - 1);
         src += kRingVecs * 512;
         cp_async_commit();
-        load_ring_scales<kF16Scale, kZp, kGroups>(c, i + 1, next);
+        if constexpr (!kPairsInRing) load_ring_scales<kF16Scale, kZp, kGroups>(c, i + 1, next);
         cp_async_wait<kRingSlots - 1>();
         const uint4* slot = slot_of(i);
         const uint4 wv[2] = {slot[0], slot[32]};
+        read_pairs(i, cur);
         ring_stage4<kBf16, kF16Scale, kZp, kGroups>(wv, xv, cur, sym, acc);
-        cur = next;
+        if constexpr (!kPairsInRing) cur = next;
       }
       for (; i < stages; ++i) {
         uint4 xv[4];
@@ -678,12 +756,15 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
         }
         if (i + kRingSlots - 1 < stages) issue(i + kRingSlots - 1);
         cp_async_commit();
-        if (i + 1 < stages) load_ring_scales<kF16Scale, kZp, kGroups>(c, i + 1, next);
+        if constexpr (!kPairsInRing) {
+          if (i + 1 < stages) load_ring_scales<kF16Scale, kZp, kGroups>(c, i + 1, next);
+        }
         cp_async_wait<kRingSlots - 1>();
         const uint4* slot = slot_of(i);
         const uint4 wv[2] = {slot[0], slot[32]};
+        read_pairs(i, cur);
         ring_stage4<kBf16, kF16Scale, kZp, kGroups>(wv, xv, cur, sym, acc);
-        cur = next;
+        if constexpr (!kPairsInRing) cur = next;
       }
     } else {
       const Zc sym = zero_consts<kCode, kBf16>(static_cast<uint32_t>(p.sym_zero));
@@ -726,6 +807,14 @@ using KernelFn = void (*)(GemvParams);
 // The ring kernel has one n8 tile of x rows; with two the one-stage kernel runs.
 bool uses_ring(const GemvVariant& v) { return v.pipe == kGemvRing && v.n8 == 1; }
 
+int ring_form() {
+  static const int form = [] {
+    const char* env = std::getenv("QLINEAR_CUDA_GEMV_FORM");
+    return env != nullptr && std::atoi(env) == kRingRegPairs ? kRingRegPairs : kRingPairs;
+  }();
+  return form;
+}
+
 template <int kCode, bool kBf16, bool kF16Scale, bool kZp>
 KernelFn pick_n8(const GemvVariant& v) {
   if (uses_ring(v)) {
@@ -735,7 +824,10 @@ KernelFn pick_n8(const GemvVariant& v) {
     } else {
       if (v.groups == kGemvG32) return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvG32>;
       if (v.groups == kGemvG64) return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvG64>;
-      return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvGWide>;
+      if (ring_form() == kRingRegPairs) {
+        return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvGWide, kRingRegPairs>;
+      }
+      return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvGWide, kRingPairs>;
     }
   }
   if (v.pipe == kGemvTwoStages) {
@@ -760,7 +852,14 @@ KernelFn pick(const GemvVariant& v) {
 }
 
 std::size_t dynamic_smem(const GemvVariant& v, unsigned threads) {
-  return uses_ring(v) ? threads * kRingLaneVecs * sizeof(uint4) : 0;
+  if (!uses_ring(v)) return 0;
+  std::size_t bytes = threads * kRingLaneVecs * sizeof(uint4);
+  if (v.code == kU4 && v.groups == kGemvGWide && ring_form() != kRingRegPairs) {
+    // The pair ring (ring_pair_words).
+    const int words = (v.f16_scale ? 1 : 2) + (v.zeros ? 1 : 0);
+    bytes += static_cast<std::size_t>(threads) * kRingSlots * words * sizeof(uint32_t);
+  }
+  return bytes;
 }
 
 }  // namespace
