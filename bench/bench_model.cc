@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <span>
+#include <vector>
 
 #include "bench/bench_driver.h"
 #include "model/generation.h"
@@ -115,6 +117,62 @@ class SyntheticWeights final : public DecoderWeights {
   Tensor embed_;
 };
 
+// The most sequences bench-model decodes together (their KV caches are allocated up front).
+constexpr int64_t kMaxBatch = 256;
+
+struct BatchedRun {
+  double prefill_seconds = 0.0;
+  double decode_seconds = 0.0;
+  int64_t steps = 0;
+};
+
+// Static batching: each prompt prefilled into its own sequence, then `tokens` greedy tokens for
+// every sequence, one decode_batch per step (all prompts have the same length, so every
+// sequence sits at the same position).
+Result<BatchedRun> batched_greedy(Decoder& decoder,
+                                  const std::vector<std::vector<int32_t>>& prompts,
+                                  int64_t tokens) {
+  using Clock = std::chrono::steady_clock;
+  const int64_t vocab = decoder.config().vocab;
+  const int64_t chunk = decoder.max_rows();
+  const auto B = static_cast<int64_t>(prompts.size());
+  const auto len = static_cast<int64_t>(prompts[0].size());
+  std::vector<float> logits(static_cast<std::size_t>(B * vocab));
+  std::vector<int32_t> next(static_cast<std::size_t>(B));
+  auto argmax_rows = [&] {
+    for (int64_t s = 0; s < B; ++s) {
+      const float* row = logits.data() + s * vocab;
+      next[static_cast<std::size_t>(s)] =
+          static_cast<int32_t>(std::max_element(row, row + vocab) - row);
+    }
+  };
+  BatchedRun run;
+  const Clock::time_point prefill_start = Clock::now();
+  for (int64_t s = 0; s < B; ++s) {
+    const std::span<const int32_t> prompt(prompts[static_cast<std::size_t>(s)]);
+    for (int64_t start = 0; start < len; start += chunk) {
+      const int64_t n = std::min(chunk, len - start);
+      MatrixView out = MatrixView::dense(logits.data() + s * vocab, DType::kF32, 1, vocab);
+      QL_RETURN_IF_ERROR(decoder.forward_sequence(
+          s, prompt.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(n)), start,
+          false, out));
+    }
+  }
+  run.prefill_seconds = std::chrono::duration<double>(Clock::now() - prefill_start).count();
+  argmax_rows();
+  const Clock::time_point decode_start = Clock::now();
+  std::vector<int32_t> positions(static_cast<std::size_t>(B));
+  for (int64_t step = 0; step + 1 < tokens && len + step < decoder.context(); ++step) {
+    std::fill(positions.begin(), positions.end(), static_cast<int32_t>(len + step));
+    MatrixView out = MatrixView::dense(logits.data(), DType::kF32, B, vocab);
+    QL_RETURN_IF_ERROR(decoder.decode_batch(next, positions, out));
+    argmax_rows();
+    ++run.steps;
+  }
+  run.decode_seconds = std::chrono::duration<double>(Clock::now() - decode_start).count();
+  return run;
+}
+
 }  // namespace
 
 std::vector<std::string> synthetic_model_names() {
@@ -171,6 +229,10 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
     return make_error(ErrorCode::kInvalidArgument, "--prompt-len {} / --gen-len {}: must be >= 1",
                       options.prompt_len, options.gen_len);
   }
+  if (options.batch < 1 || options.batch > kMaxBatch) {
+    return make_error(ErrorCode::kInvalidArgument, "--batch {}: must be 1 to {}", options.batch,
+                      kMaxBatch);
+  }
   QL_ASSIGN_OR_RETURN(Device device, detect_device(options.device));
   const bool on_host = device.platform == Platform::kCpu;
   std::unique_ptr<DecoderWeights> weights;
@@ -188,7 +250,9 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
   }
   DecoderOptions dopts = options.decoder;
   dopts.ctx = std::max(dopts.ctx, options.prompt_len + options.gen_len + 1);
-  dopts.max_rows = std::max<int64_t>(1, std::min(options.prompt_len, int64_t{512}));
+  dopts.max_rows =
+      std::max(options.batch, std::max<int64_t>(1, std::min(options.prompt_len, int64_t{512})));
+  dopts.sequences = options.batch;
   QL_ASSIGN_OR_RETURN(std::unique_ptr<Decoder> decoder, Decoder::create(*weights, device, dopts));
   result.load_s = decoder->load_seconds();
   const ModelConfig& c = decoder->config();
@@ -204,22 +268,46 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
   GenerationOptions gen;
   gen.max_tokens = 2;
   QL_RETURN_IF_ERROR(generate(*decoder, prompt, gen).status());
-  const double before = on_host ? probe.measure(3) : 0.0;
-  gen.max_tokens = options.gen_len;
-  QL_ASSIGN_OR_RETURN(GenerationResult run, generate(*decoder, prompt, gen));
-  const double after = on_host ? probe.measure(3) : 0.0;
-  result.prefill_tokens_per_s = static_cast<double>(prompt.size()) / run.prefill_seconds;
-  result.decode_tokens_per_s =
-      run.decode_steps > 0 ? static_cast<double>(run.decode_steps) / run.decode_seconds : 0.0;
+  double before = 0.0, after = 0.0;
+  result.batch = options.batch;
+  if (options.batch == 1) {
+    before = on_host ? probe.measure(3) : 0.0;
+    gen.max_tokens = options.gen_len;
+    QL_ASSIGN_OR_RETURN(GenerationResult run, generate(*decoder, prompt, gen));
+    after = on_host ? probe.measure(3) : 0.0;
+    result.prefill_tokens_per_s = static_cast<double>(prompt.size()) / run.prefill_seconds;
+    result.decode_tokens_per_s =
+        run.decode_steps > 0 ? static_cast<double>(run.decode_steps) / run.decode_seconds : 0.0;
+  } else {
+    std::vector<std::vector<int32_t>> prompts(static_cast<std::size_t>(options.batch));
+    prompts[0] = prompt;
+    for (std::size_t s = 1; s < prompts.size(); ++s) {
+      prompts[s].resize(prompt.size());
+      for (int32_t& t : prompts[s]) t = token(rng);
+    }
+    // Warm-up of the batched step (its first call at this M runs launch by launch).
+    QL_RETURN_IF_ERROR(batched_greedy(*decoder, prompts, 2).status());
+    before = on_host ? probe.measure(3) : 0.0;
+    QL_ASSIGN_OR_RETURN(const BatchedRun run, batched_greedy(*decoder, prompts, options.gen_len));
+    after = on_host ? probe.measure(3) : 0.0;
+    result.prefill_tokens_per_s =
+        static_cast<double>(prompt.size() * prompts.size()) / run.prefill_seconds;
+    result.decode_tokens_per_s =
+        run.steps > 0 ? static_cast<double>(run.steps) / run.decode_seconds : 0.0;
+  }
+  result.total_tokens_per_s = result.decode_tokens_per_s * static_cast<double>(options.batch);
   // Weights once per step, the embedding row, and the KV cache rows attention reads (mean over
   // the decoded positions).
   const int64_t kv_bytes = dopts.kv_dtype == DType::kBF16 ? 2 : 4;
   const double mean_positions =
       static_cast<double>(options.prompt_len) + static_cast<double>(options.gen_len) / 2.0;
+  // With a batch: per decode step, the weights once and every sequence's row and cache.
   result.bytes_per_token =
-      decoder->weight_bytes() + static_cast<uint64_t>(c.hidden * 2) +
-      static_cast<uint64_t>(2.0 * static_cast<double>(c.layers) * mean_positions *
-                            static_cast<double>(c.kv_size()) * static_cast<double>(kv_bytes));
+      decoder->weight_bytes() +
+      static_cast<uint64_t>(options.batch) *
+          (static_cast<uint64_t>(c.hidden * 2) +
+           static_cast<uint64_t>(2.0 * static_cast<double>(c.layers) * mean_positions *
+                                 static_cast<double>(c.kv_size()) * static_cast<double>(kv_bytes)));
   result.membw_gbps = 0.5 * (before + after);
   result.ratio_membw = result.membw_gbps > 0.0
                            ? static_cast<double>(result.bytes_per_token) *
@@ -245,6 +333,8 @@ std::string model_result_json(const ModelBenchResult& r) {
   j["load_s"] = r.load_s;
   j["prefill_tokens_per_s"] = r.prefill_tokens_per_s;
   j["decode_tokens_per_s"] = r.decode_tokens_per_s;
+  j["batch"] = r.batch;
+  j["total_tokens_per_s"] = r.total_tokens_per_s;
   j["bytes_per_token"] = r.bytes_per_token;
   j["membw_gbps"] = r.membw_gbps;
   j["ratio_membw"] = r.ratio_membw;

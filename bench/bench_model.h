@@ -18,6 +18,9 @@ struct ModelBenchOptions {
   std::string format = "w4a16g128";  // w4a16g128 | w8a16 | fp8-block | fp8-channel | bf16
   int64_t prompt_len = 128;
   int64_t gen_len = 64;
+  // Sequences decoded together (static batching): each gets its own random prompt, prefilled
+  // one sequence at a time, then every decode step runs all of them at M = batch.
+  int64_t batch = 1;
   DecoderOptions decoder;
   uint64_t seed = 1;
   std::string device = "cpu";  // cpu, opencl[:N], xpu (off the host: no bandwidth yardstick)
@@ -28,7 +31,9 @@ struct ModelBenchResult {
   std::string format;
   double load_s = 0.0;
   double prefill_tokens_per_s = 0.0;
-  double decode_tokens_per_s = 0.0;
+  double decode_tokens_per_s = 0.0;  // per sequence: decode steps per second
+  int64_t batch = 1;
+  double total_tokens_per_s = 0.0;   // every sequence's tokens: batch x decode_tokens_per_s
   uint64_t bytes_per_token = 0;      // weights read per decode step (+ the mean KV cache read)
   double membw_gbps = 0.0;           // read bandwidth, probed before and after the decode
   double ratio_membw = 0.0;          // bytes_per_token * decode tok/s / membw

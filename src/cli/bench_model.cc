@@ -37,6 +37,10 @@ Status run_bench_model(BenchModelCliOptions& opts) {
   fmt::print("{} {}: load {:.1f} s, prefill {:.1f} tok/s ({} tokens), decode {:.2f} tok/s\n",
              r.model, r.format, r.load_s, r.prefill_tokens_per_s, opts.bench.prompt_len,
              r.decode_tokens_per_s);
+  if (r.batch > 1) {
+    fmt::print("  batch of {} sequences: {:.2f} tok/s per sequence, {:.1f} tok/s in total\n",
+               r.batch, r.decode_tokens_per_s, r.total_tokens_per_s);
+  }
   if (r.membw_gbps > 0.0) {
     fmt::print(
         "  {:.1f} MB read per decoded token, {:.1f} GB/s = {:.2f} x the {:.1f} GB/s read "
@@ -71,6 +75,11 @@ void add_bench_model_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--gen-len", opts->bench.gen_len, "Tokens decoded")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
+      ->capture_default_str();
+  cmd->add_option("--batch", opts->bench.batch,
+                  "Sequences decoded together (static batching: each its own prompt and KV "
+                  "cache, every decode step at M = batch); tok/s per sequence and in total")
+      ->check(CLI::Range(int64_t{1}, int64_t{256}))
       ->capture_default_str();
   DecoderFlagSet flag_set;
   flag_set.quantization = false;  // synthetic weights, or a folder as it is

@@ -187,6 +187,7 @@ class CpuOps final : public DecoderOps {
     const int64_t width = cache.kv_heads * cache.head_dim;
     QL_RETURN_IF_ERROR(require_shape("store_kv", "k", k, positions.cols(), width));
     QL_RETURN_IF_ERROR(require_shape("store_kv", "v", v, positions.cols(), width));
+    QL_RETURN_IF_ERROR(ops_checks::require_sequences("cpu", "store_kv", cache, k.rows()));
     const int32_t* pos = positions.row_as<int32_t>(0);
     const MatrixView ck = cache.layer_k(layer);
     const MatrixView cv = cache.layer_v(layer);
@@ -197,7 +198,7 @@ class CpuOps final : public DecoderOps {
                           cache.capacity);
       }
       for (const auto& [src, dst] : {std::pair{k, ck}, std::pair{v, cv}}) {
-        void* out = dst.row(pos[t]);
+        void* out = dst.row(cache.cache_row(t, pos[t]));
         const void* in = src.row(t);
         if (src.dtype() == dst.dtype()) {
           std::memcpy(out, in, static_cast<std::size_t>(width) * src.element_bytes());
@@ -223,6 +224,7 @@ class CpuOps final : public DecoderOps {
                         "for {} rows",
                         shape.heads, shape.kv_heads, d, positions.cols(), T);
     }
+    QL_RETURN_IF_ERROR(ops_checks::require_sequences("cpu", "attention", cache, T));
     const int32_t* pos = positions.row_as<int32_t>(0);
     for (int64_t t = 0; t < T; ++t) {
       if (pos[t] < 0 || pos[t] >= cache.capacity) {
@@ -244,6 +246,7 @@ class CpuOps final : public DecoderOps {
       const float* qv = q.row_as<float>(t) + h * d;
       const int64_t last = pos[t];
       const int64_t first = shape.window > 0 ? std::max<int64_t>(0, last - shape.window + 1) : 0;
+      const int64_t base = cache.cache_row(t, 0);  // row t's sequence's position 0
       float acc[kMaxHeadDim];
       float key[kMaxHeadDim];
       std::fill(acc, acc + d, 0.0f);
@@ -254,7 +257,7 @@ class CpuOps final : public DecoderOps {
         float scores[kKeyBlock];
         float block_max = running_max;
         for (int64_t j = j0; j < j1; ++j) {
-          const void* krow = static_cast<const std::byte*>(ck.row(j)) +
+          const void* krow = static_cast<const std::byte*>(ck.row(base + j)) +
                              kvh * d * static_cast<int64_t>(ck.element_bytes());
           convert_to_f32(krow, ck.dtype(), static_cast<std::size_t>(d), key);
           float dot = 0.0f;
@@ -269,7 +272,7 @@ class CpuOps final : public DecoderOps {
         for (int64_t j = j0; j < j1; ++j) {
           const float p = std::exp(scores[j - j0] - running_max);
           running_sum += p;
-          const void* vrow = static_cast<const std::byte*>(cv.row(j)) +
+          const void* vrow = static_cast<const std::byte*>(cv.row(base + j)) +
                              kvh * d * static_cast<int64_t>(cv.element_bytes());
           convert_to_f32(vrow, cv.dtype(), static_cast<std::size_t>(d), key);
           for (int64_t i = 0; i < d; ++i) acc[i] += p * key[i];

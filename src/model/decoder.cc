@@ -131,12 +131,19 @@ class DeviceDecoder final : public Decoder {
   uint64_t weight_bytes() const override { return weight_bytes_; }
   double load_seconds() const override { return load_seconds_; }
   std::string decode_step() const override {
-    return decode_step_ != nullptr ? "CUDA graph" : "launch by launch (" + why_eager_ + ")";
+    return !steps_.empty() ? "CUDA graph" : "launch by launch (" + why_eager_ + ")";
   }
+  int64_t sequences() const override { return options_.sequences; }
 
   Status load(DecoderWeights& weights, const Device& device, const DecoderOptions& options);
   Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
-                 MatrixView logits) override;
+                 MatrixView logits) override {
+    return forward_sequence(0, tokens, start, all_logits, logits);
+  }
+  Status forward_sequence(int64_t sequence, std::span<const int32_t> tokens, int64_t start,
+                          bool all_logits, MatrixView logits) override;
+  Status decode_batch(std::span<const int32_t> tokens, std::span<const int32_t> positions,
+                      MatrixView logits) override;
 
  private:
   Status place_part(const Canonical& part, const std::string& note, const Device& device);
@@ -149,10 +156,17 @@ class DeviceDecoder final : public Decoder {
   Status run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out);
   Status run_row(const RowProjection& p, ConstMatrixView x, MatrixView out);
   // Queues the forward of T tokens (ids_ and positions_ already written) up to the lm_head's
-  // outputs in lm_buf_, with no wait and no copy to the host (so it can be recorded).
-  Status queue_step(int64_t T, bool all_logits);
-  // Replays (recording it first) the one-token step; false: run it launch by launch instead.
-  Result<bool> replay_decode_step();
+  // outputs in lm_buf_, with no wait and no copy to the host (so it can be recorded). Row t
+  // belongs to sequence first_sequence + t / rows_per_sequence (KvCacheView; 0: all rows).
+  Status queue_step(int64_t T, bool all_logits, int64_t first_sequence, int64_t rows_per_sequence);
+  // Replays (recording it first) the decode step of B rows, sequence t in row t (B = 1: sequence
+  // 0's one-token step); false: run it launch by launch instead.
+  Result<bool> replay_decode_step(int64_t B);
+  // ids_ and positions_ from the host, the queued forward (recorded when `decode_rows` > 0: a
+  // decode step of that many sequences), then the logits of `out_rows` rows into `logits`.
+  Status run_rows(std::span<const int32_t> tokens, std::span<const int32_t> positions,
+                  int64_t first_sequence, int64_t rows_per_sequence, bool all_logits,
+                  int64_t decode_rows, MatrixView logits);
   // A device tensor of `dtype` [rows, cols] (host memory on the cpu).
   Result<Tensor> device_tensor(DType dtype, int64_t rows, int64_t cols) const;
   // `host` in the device's memory (itself on the cpu).
@@ -183,9 +197,10 @@ class DeviceDecoder final : public Decoder {
   // The one-token step recorded once (a CUDA graph) and replayed for every decode token: one
   // submission instead of ~10 launches per layer. Null until the first decode step, and for good
   // when the device cannot record (why_not_recorded_ says why, QLINEAR_VERBOSE=run).
-  std::unique_ptr<RecordedWork> decode_step_;
+  // Per number of rows B (batched decode of sequences 0 .. B - 1; B = 1: sequence 0 alone).
+  std::map<int64_t, std::unique_ptr<RecordedWork>> steps_;
   bool record_decode_ = false;
-  int eager_decode_steps_ = 0;
+  std::map<int64_t, int> eager_decode_steps_;
   std::string why_eager_ = "not yet recorded";
   Tensor kv_k_, kv_v_;
   std::vector<Tensor> qkv_buf_, attn_buf_, gate_up_buf_, act_buf_, lm_buf_;
@@ -404,8 +419,9 @@ Status DeviceDecoder::allocate_buffers() {
 
   // KV cache and the rotary table for ctx positions.
   const int64_t width = c.kv_size();
-  QL_ASSIGN_OR_RETURN(kv_k_, device_tensor(options_.kv_dtype, c.layers * options_.ctx, width));
-  QL_ASSIGN_OR_RETURN(kv_v_, device_tensor(options_.kv_dtype, c.layers * options_.ctx, width));
+  const int64_t cache_rows = c.layers * options_.sequences * options_.ctx;
+  QL_ASSIGN_OR_RETURN(kv_k_, device_tensor(options_.kv_dtype, cache_rows, width));
+  QL_ASSIGN_OR_RETURN(kv_v_, device_tensor(options_.kv_dtype, cache_rows, width));
   const RopeFrequencies freq = rope_frequencies(c);
   const int64_t half = c.head_dim / 2;
   QL_ASSIGN_OR_RETURN(rope_cos_, Tensor::allocate(DType::kF32, {options_.ctx, half}));
@@ -465,9 +481,10 @@ Status DeviceDecoder::load(DecoderWeights& weights, const Device& device,
   options_ = options;
   config_ = weights.config();
   where_ = weights.where();
-  if (options.tp < 1 || options.ctx < 1 || options.max_rows < 1) {
-    return make_error(ErrorCode::kInvalidArgument, "--tp {}, --ctx {}, max rows {}: must be >= 1",
-                      options.tp, options.ctx, options.max_rows);
+  if (options.tp < 1 || options.ctx < 1 || options.max_rows < 1 || options.sequences < 1) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--tp {}, --ctx {}, max rows {}, sequences {}: must be >= 1", options.tp,
+                      options.ctx, options.max_rows, options.sequences);
   }
   QL_ASSIGN_OR_RETURN(dc_, device_context(device));
   const ModelConfig& c = config_;
@@ -566,7 +583,8 @@ bool DeviceDecoder::every_linear_capturable() const {
   return std::all_of(lm_head_.begin(), lm_head_.end(), column);
 }
 
-Status DeviceDecoder::queue_step(int64_t T, bool all_logits) {
+Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_sequence,
+                                 int64_t rows_per_sequence) {
   const ModelConfig& c = config_;
   const ConstMatrixView ids = ids_.matrix().slice_cols(0, T);
   const ConstMatrixView pos = positions_.matrix().slice_cols(0, T);
@@ -580,7 +598,9 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits) {
 
   QL_RETURN_IF_ERROR(ops_->embed(embed_, ids, x));
   QL_RETURN_IF_ERROR(ops_->rms_norm(x, layers_.front().input_norm.matrix(), eps, normed));
-  KvCacheView cache{c.layers, options_.ctx, c.kv_heads, d, kv_k_.matrix(), kv_v_.matrix()};
+  KvCacheView cache{c.layers,         options_.ctx,   c.kv_heads,         d,
+                    kv_k_.matrix(),   kv_v_.matrix(), options_.sequences, first_sequence,
+                    rows_per_sequence};
   for (int64_t l = 0; l < c.layers; ++l) {
     const Layer& layer = layers_[static_cast<std::size_t>(l)];
     // Attention: every rank on its heads, the o_proj partials summed into delta.
@@ -637,15 +657,16 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits) {
   return Status::ok_status();
 }
 
-Result<bool> DeviceDecoder::replay_decode_step() {
-  if (decode_step_ == nullptr && eager_decode_steps_ < 1) {
-    // The first one-token step runs launch by launch: kernels that set themselves up on their
+Result<bool> DeviceDecoder::replay_decode_step(int64_t B) {
+  auto it = steps_.find(B);
+  if (it == steps_.end() && eager_decode_steps_[B] < 1) {
+    // The first step at this B runs launch by launch: kernels that set themselves up on their
     // first call at this M (a cuBLASLt heuristic, a workspace) do it outside the recording.
-    ++eager_decode_steps_;
+    ++eager_decode_steps_[B];
     return false;
   }
-  if (decode_step_ == nullptr) {
-    auto recorded = dc_->record([&] { return queue_step(1, false); });
+  if (it == steps_.end()) {
+    auto recorded = dc_->record([&] { return queue_step(B, B > 1, 0, 1); });
     if (!recorded.ok()) {
       // Recording is an optimisation: the step runs launch by launch from now on (an error of
       // the step itself shows again there).
@@ -656,47 +677,38 @@ Result<bool> DeviceDecoder::replay_decode_step() {
                               recorded.status().message()));
       return false;
     }
-    decode_step_ = std::move(recorded).value();
+    it = steps_.emplace(B, std::move(recorded).value()).first;
   }
-  QL_RETURN_IF_ERROR(decode_step_->replay());
+  QL_RETURN_IF_ERROR(it->second->replay());
   return true;
 }
 
-Status DeviceDecoder::forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
-                              MatrixView logits) {
-  const ModelConfig& c = config_;
+Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const int32_t> positions,
+                               int64_t first_sequence, int64_t rows_per_sequence, bool all_logits,
+                               int64_t decode_rows, MatrixView logits) {
   const auto T = static_cast<int64_t>(tokens.size());
-  if (T < 1 || T > options_.max_rows) {
-    return make_error(ErrorCode::kInvalidArgument, "forward: {} tokens; 1 to {} per call", T,
-                      options_.max_rows);
-  }
-  if (start < 0 || start + T > options_.ctx) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "forward: positions {}..{} do not fit the context of {} (--ctx)", start,
-                      start + T - 1, options_.ctx);
-  }
   const int64_t out_rows = all_logits ? T : 1;
-  if (logits.rows() != out_rows || logits.cols() != c.vocab || logits.dtype() != DType::kF32) {
+  if (logits.rows() != out_rows || logits.cols() != config_.vocab ||
+      logits.dtype() != DType::kF32) {
     return make_error(ErrorCode::kInvalidArgument, "forward: logits must be f32 [{}, {}]", out_rows,
-                      c.vocab);
+                      config_.vocab);
   }
   // Token ids and positions: written in place on the cpu, staged and uploaded for a device.
   int32_t* ids_at = on_host() ? ids_.data_as<int32_t>() : host_ids_.data_as<int32_t>();
   int32_t* pos_at = on_host() ? positions_.data_as<int32_t>() : ids_at + options_.max_rows;
-  for (int64_t t = 0; t < T; ++t) {
-    ids_at[t] = tokens[static_cast<std::size_t>(t)];
-    pos_at[t] = static_cast<int32_t>(start + t);
-  }
+  std::copy(tokens.begin(), tokens.end(), ids_at);
+  std::copy(positions.begin(), positions.end(), pos_at);
   if (!on_host()) {
     const auto bytes = static_cast<std::size_t>(T) * sizeof(int32_t);
     QL_RETURN_IF_ERROR(dc_->upload(ids_.data(), 0, ids_at, bytes));
     QL_RETURN_IF_ERROR(dc_->upload(positions_.data(), 0, pos_at, bytes));
   }
-  if (T == 1 && !all_logits && record_decode_) {
-    QL_ASSIGN_OR_RETURN(const bool replayed, replay_decode_step());
-    if (!replayed) QL_RETURN_IF_ERROR(queue_step(T, all_logits));
-  } else {
-    QL_RETURN_IF_ERROR(queue_step(T, all_logits));
+  bool replayed = false;
+  if (decode_rows > 0 && record_decode_) {
+    QL_ASSIGN_OR_RETURN(replayed, replay_decode_step(decode_rows));
+  }
+  if (!replayed) {
+    QL_RETURN_IF_ERROR(queue_step(T, all_logits, first_sequence, rows_per_sequence));
   }
   // Logits of the rows asked for, each rank's vocabulary slice into its columns (through the
   // host staging buffer when `logits` is host memory the device cannot write).
@@ -715,6 +727,56 @@ Status DeviceDecoder::forward(std::span<const int32_t> tokens, int64_t start, bo
   return Status::ok_status();
 }
 
+Status DeviceDecoder::forward_sequence(int64_t sequence, std::span<const int32_t> tokens,
+                                       int64_t start, bool all_logits, MatrixView logits) {
+  const auto T = static_cast<int64_t>(tokens.size());
+  if (T < 1 || T > options_.max_rows) {
+    return make_error(ErrorCode::kInvalidArgument, "forward: {} tokens; 1 to {} per call", T,
+                      options_.max_rows);
+  }
+  if (sequence < 0 || sequence >= options_.sequences) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "forward: sequence {} of a KV cache of {} sequences (--batch)", sequence,
+                      options_.sequences);
+  }
+  if (start < 0 || start + T > options_.ctx) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "forward: positions {}..{} do not fit the context of {} (--ctx)", start,
+                      start + T - 1, options_.ctx);
+  }
+  std::vector<int32_t> positions(static_cast<std::size_t>(T));
+  for (int64_t t = 0; t < T; ++t)
+    positions[static_cast<std::size_t>(t)] = static_cast<int32_t>(start + t);
+  // Sequence 0's one-token step is the recorded decode step of one row.
+  const int64_t decode_rows = T == 1 && !all_logits && sequence == 0 ? 1 : 0;
+  return run_rows(tokens, positions, sequence, 0, all_logits, decode_rows, logits);
+}
+
+Status DeviceDecoder::decode_batch(std::span<const int32_t> tokens,
+                                   std::span<const int32_t> positions, MatrixView logits) {
+  const auto B = static_cast<int64_t>(tokens.size());
+  const int64_t most = std::min(options_.sequences, options_.max_rows);
+  if (B < 1 || B > most) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "decode_batch: {} sequences; 1 to {} (the KV cache's {} sequences, {} rows "
+                      "per call)",
+                      B, most, options_.sequences, options_.max_rows);
+  }
+  if (positions.size() != tokens.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "decode_batch: {} positions for {} tokens",
+                      positions.size(), tokens.size());
+  }
+  for (std::size_t s = 0; s < positions.size(); ++s) {
+    if (positions[s] < 0 || positions[s] >= options_.ctx) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "decode_batch: sequence {}'s position {} does not fit the context of {} "
+                        "(--ctx)",
+                        s, positions[s], options_.ctx);
+    }
+  }
+  return run_rows(tokens, positions, 0, 1, true, B, logits);
+}
+
 // A decoder together with the weight source whose mapped memory (the embeddings) it reads.
 class OwningDecoder final : public Decoder {
  public:
@@ -727,6 +789,15 @@ class OwningDecoder final : public Decoder {
   Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
                  MatrixView logits) override {
     return decoder_->forward(tokens, start, all_logits, logits);
+  }
+  int64_t sequences() const override { return decoder_->sequences(); }
+  Status forward_sequence(int64_t sequence, std::span<const int32_t> tokens, int64_t start,
+                          bool all_logits, MatrixView logits) override {
+    return decoder_->forward_sequence(sequence, tokens, start, all_logits, logits);
+  }
+  Status decode_batch(std::span<const int32_t> tokens, std::span<const int32_t> positions,
+                      MatrixView logits) override {
+    return decoder_->decode_batch(tokens, positions, logits);
   }
   std::vector<DecoderLayerKernels> kernels() const override { return decoder_->kernels(); }
   uint64_t weight_bytes() const override { return decoder_->weight_bytes(); }

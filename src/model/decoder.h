@@ -28,7 +28,8 @@ struct DecoderOptions {
   SelectionPolicy policy;
   std::string quantization;  // "" or "fp8" (online FP8 of an unquantized checkpoint)
   int tp = 1;
-  int64_t ctx = 4096;             // KV cache positions
+  int64_t ctx = 4096;             // KV cache positions (per sequence)
+  int64_t sequences = 1;          // sequences the KV cache holds (batched decode: --batch)
   int64_t max_rows = 128;         // tokens per forward call (longer prompts are fed in chunks)
   DType act_dtype = DType::kF32;  // what linear layers read (f32: transformers' f32 numerics)
   DType kv_dtype = DType::kF32;   // the KV cache (f32 or bf16)
@@ -92,6 +93,18 @@ class Decoder {
   // logits [count, vocab], or of the last row only into logits [1, vocab].
   virtual Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
                          MatrixView logits) = 0;
+  // Sequences the KV cache holds (DecoderOptions::sequences); forward() runs sequence 0.
+  virtual int64_t sequences() const = 0;
+  // forward() of sequence `sequence` (< sequences()): its own cache rows, its own positions.
+  virtual Status forward_sequence(int64_t sequence, std::span<const int32_t> tokens, int64_t start,
+                                  bool all_logits, MatrixView logits) = 0;
+  // Batched decode: token s of sequence s at position positions[s], for sequences 0 ..
+  // tokens.size() - 1 (at most sequences() and max_rows()), one forward whose linear layers run
+  // at M = tokens.size(). Writes logits [tokens.size(), vocab] (f32, host). Row s equals
+  // forward_sequence(s, ...) of that token alone up to the linear kernels' summation order at
+  // that M (the same kernels by M bucket).
+  virtual Status decode_batch(std::span<const int32_t> tokens, std::span<const int32_t> positions,
+                              MatrixView logits) = 0;
   virtual std::vector<DecoderLayerKernels> kernels() const = 0;
   // Bytes of weights one decode step reads (every linear layer once, the embedding row aside).
   virtual uint64_t weight_bytes() const = 0;

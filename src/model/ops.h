@@ -24,8 +24,13 @@ struct RopeTable {
   ConstMatrixView sin;
 };
 
-// Keys and values of every layer for `capacity` positions: [layers * capacity, kv_heads *
-// head_dim] each, f32 or bf16. Layer l's rows start at l * capacity.
+// Keys and values of every layer and sequence for `capacity` positions each: [layers *
+// sequences * capacity, kv_heads * head_dim] each, f32 or bf16. Sequence s of layer l starts at
+// row (l * sequences + s) * capacity (one sequence: layer l at l * capacity).
+//
+// A call's rows belong to sequences: row t to sequence first_sequence + t / rows_per_sequence,
+// or every row to first_sequence when rows_per_sequence is 0 (a prompt chunk of one sequence).
+// Batched decode is one row per sequence: first_sequence 0, rows_per_sequence 1.
 struct KvCacheView {
   int64_t layers = 0;
   int64_t capacity = 0;
@@ -33,8 +38,26 @@ struct KvCacheView {
   int64_t head_dim = 0;
   MatrixView k;
   MatrixView v;
-  MatrixView layer_k(int64_t layer) const { return k.slice_rows(layer * capacity, capacity); }
-  MatrixView layer_v(int64_t layer) const { return v.slice_rows(layer * capacity, capacity); }
+  int64_t sequences = 1;
+  int64_t first_sequence = 0;
+  int64_t rows_per_sequence = 0;
+
+  // Layer `layer`'s rows from the call's first sequence on: row t's position p is row
+  // cache_row(t, p) of these.
+  MatrixView layer_k(int64_t layer) const { return layer_rows(k, layer); }
+  MatrixView layer_v(int64_t layer) const { return layer_rows(v, layer); }
+  int64_t sequence_of(int64_t t) const {
+    return first_sequence + (rows_per_sequence > 0 ? t / rows_per_sequence : 0);
+  }
+  int64_t cache_row(int64_t t, int64_t position) const {
+    return (sequence_of(t) - first_sequence) * capacity + position;
+  }
+
+ private:
+  MatrixView layer_rows(const MatrixView& m, int64_t layer) const {
+    return m.slice_rows((layer * sequences + first_sequence) * capacity,
+                        (sequences - first_sequence) * capacity);
+  }
 };
 
 struct AttentionShape {

@@ -53,13 +53,34 @@ inline Status require_location(std::string_view backend, std::string_view op, Co
   return Status::ok_status();
 }
 
-// `layer` is one of the cache's, and both halves are float tensors in the device's memory.
+// The call's `rows` fit the cache's sequences (KvCacheView: row t belongs to sequence
+// first_sequence + t / rows_per_sequence) and the cache holds layers x sequences x capacity rows.
+inline Status require_sequences(std::string_view backend, std::string_view op,
+                                const KvCacheView& cache, int64_t rows) {
+  const bool fits = cache.sequences >= 1 && cache.first_sequence >= 0 &&
+                    cache.first_sequence < cache.sequences && cache.rows_per_sequence >= 0 &&
+                    (rows == 0 || cache.sequence_of(rows - 1) < cache.sequences) &&
+                    cache.k.rows() >= cache.layers * cache.sequences * cache.capacity &&
+                    cache.v.rows() >= cache.layers * cache.sequences * cache.capacity;
+  if (!fits) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "{} ops {}: {} rows from sequence {} ({} rows per sequence, 0: all) do not "
+                      "fit a cache of {} sequences x {} positions x {} layers ({} rows)",
+                      backend, op, rows, cache.first_sequence, cache.rows_per_sequence,
+                      cache.sequences, cache.capacity, cache.layers, cache.k.rows());
+  }
+  return Status::ok_status();
+}
+
+// `layer` is one of the cache's, the call's `rows` fit its sequences, and both halves are float
+// tensors in the device's memory.
 inline Status require_cache(std::string_view backend, std::string_view op, const KvCacheView& cache,
-                            int64_t layer, const Location& expected) {
+                            int64_t layer, int64_t rows, const Location& expected) {
   if (layer < 0 || layer >= cache.layers) {
     return make_error(ErrorCode::kInvalidArgument, "{} ops {}: layer {} of a cache of {}", backend,
                       op, layer, cache.layers);
   }
+  QL_RETURN_IF_ERROR(require_sequences(backend, op, cache, rows));
   QL_RETURN_IF_ERROR(require_location(backend, op, cache.k, "the key cache", expected));
   QL_RETURN_IF_ERROR(require_location(backend, op, cache.v, "the value cache", expected));
   QL_RETURN_IF_ERROR(require_float(backend, op, "the key cache", cache.k));

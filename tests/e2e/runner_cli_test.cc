@@ -160,5 +160,32 @@ TEST(RunnerCli, BenchModelOnAFolderReportsSpeedsAndBytes) {
   EXPECT_GT(j["bytes_per_token"].get<double>(), 500e3);
 }
 
+// --batch B: B sequences decoded together; the record says per sequence and in total, and the
+// bytes of a step count the weights once and every sequence's cache rows. Out of range: an error.
+TEST(RunnerCli, BenchModelBatchReportsPerSequenceAndTotal) {
+  const std::string dir = e2e::fresh_dir("runner", "bench_model_batch");
+  ASSERT_EQ(run_cli({"example", "--format", "gptq_asym4", "--out", dir}).exit_code, 0);
+  const e2e::CliRun one =
+      run_cli({"bench-model", "--model", dir, "--prompt-len", "8", "--gen-len", "4", "--json"});
+  const e2e::CliRun three = run_cli({"bench-model", "--model", dir, "--prompt-len", "8",
+                                     "--gen-len", "4", "--batch", "3", "--json"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  const auto j1 = nlohmann::json::parse(one.out, nullptr, false);
+  const auto j = nlohmann::json::parse(three.out, nullptr, false);
+  ASSERT_FALSE(j1.is_discarded() || j.is_discarded()) << one.out << three.out;
+  EXPECT_EQ(j1["batch"], 1);
+  EXPECT_EQ(j["batch"], 3);
+  EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(j["total_tokens_per_s"].get<double>(),
+                   3.0 * j["decode_tokens_per_s"].get<double>());
+  // The same weights; two more sequences' cache rows and embedding rows.
+  EXPECT_GT(j["bytes_per_token"].get<double>(), j1["bytes_per_token"].get<double>());
+  EXPECT_LT(j["bytes_per_token"].get<double>(), 1.5 * j1["bytes_per_token"].get<double>());
+  const e2e::CliRun bad = run_cli({"bench-model", "--model", dir, "--batch", "0"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--batch"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace qlinear

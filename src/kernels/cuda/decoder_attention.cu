@@ -83,6 +83,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     return;
   }
   int first = a.window > 0 ? max(0, last - a.window + 1) : 0;
+  // Row t's sequence's position 0 among the cache rows (DecoderCache).
+  const int64_t base = (a.sequence_rows > 0 ? t / a.sequence_rows : 0) * a.capacity;
   int end = last;  // this block's keys: [first, end]
   const int split = static_cast<int>(blockIdx.z);
   int used = 1;  // parts holding keys (the same in every block of the row and head)
@@ -114,7 +116,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     float kv[kKeys][kPerLane];
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
-      const void* key = element_row<kCode>(a.k, min(j0 + b, end), static_cast<int64_t>(kvh) * d);
+      const void* key =
+          element_row<kCode>(a.k, base + min(j0 + b, end), static_cast<int64_t>(kvh) * d);
 #pragma unroll
       for (int k = 0; k < kPerLane; ++k) {
         const int i = lane + 32 * k;
@@ -136,7 +139,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     running_max = block_max;
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
-      const void* value = element_row<kCode>(a.v, min(j0 + b, end), static_cast<int64_t>(kvh) * d);
+      const void* value =
+          element_row<kCode>(a.v, base + min(j0 + b, end), static_cast<int64_t>(kvh) * d);
 #pragma unroll
       for (int k = 0; k < kPerLane; ++k) {
         const int i = lane + 32 * k;

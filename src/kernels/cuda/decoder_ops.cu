@@ -28,6 +28,11 @@ using cuda_device::store_exact;
 
 constexpr int kThreads = 256;
 
+// Row t's cache row for position p (DecoderCache).
+__device__ __forceinline__ int64_t cache_row(const DecoderCache& c, int64_t t, int64_t p) {
+  return (c.sequence_rows > 0 ? t / c.sequence_rows : 0) * c.capacity + p;
+}
+
 __device__ __forceinline__ void* at(DecoderMatrix m, int64_t row) {
   const int64_t bytes = m.code == kF32 ? 4 : 2;
   return static_cast<char*>(m.data) + row * m.ld * bytes;
@@ -67,8 +72,7 @@ __global__ void rope_kernel(DecoderMatrix x, int64_t rows, int64_t heads, int64_
 
 // Keys and values in one launch: elements [0, T * width) are k's, the next T * width v's.
 __global__ void store_kv_kernel(DecoderMatrix k, DecoderMatrix v, const int32_t* positions,
-                                int64_t T, int64_t width, DecoderMatrix k_cache,
-                                DecoderMatrix v_cache, int64_t capacity) {
+                                int64_t T, int64_t width, DecoderCache cache) {
   cuda_device::chain_begin();
   QL_GRID_STRIDE(e, 2 * T * width) {
     const bool value = e >= T * width;
@@ -76,10 +80,10 @@ __global__ void store_kv_kernel(DecoderMatrix k, DecoderMatrix v, const int32_t*
     const int64_t t = f / width;
     const int64_t i = f - t * width;
     const int32_t p = positions[t];
-    if (p < 0 || p >= capacity) continue;
+    if (p < 0 || p >= cache.capacity) continue;
     const DecoderMatrix src = value ? v : k;
-    const DecoderMatrix dst = value ? v_cache : k_cache;
-    store_exact(at(dst, p), i, load_exact(at(src, t), i, src.code), dst.code);
+    const DecoderMatrix dst = value ? cache.v : cache.k;
+    store_exact(at(dst, cache_row(cache, t, p)), i, load_exact(at(src, t), i, src.code), dst.code);
   }
 }
 
@@ -88,8 +92,7 @@ __global__ void store_kv_kernel(DecoderMatrix k, DecoderMatrix v, const int32_t*
 __global__ void rope_store_kv_kernel(DecoderMatrix q, DecoderMatrix k, DecoderMatrix v,
                                      int64_t rows, int64_t q_heads, int64_t kv_heads, int64_t half,
                                      const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
-                                     int64_t table_positions, DecoderMatrix k_cache,
-                                     DecoderMatrix v_cache, int64_t capacity) {
+                                     int64_t table_positions, DecoderCache cache) {
   cuda_device::chain_begin();
   const int64_t q_pairs = q_heads * half;
   const int64_t k_pairs = kv_heads * half;
@@ -100,9 +103,10 @@ __global__ void rope_store_kv_kernel(DecoderMatrix q, DecoderMatrix k, DecoderMa
     const int64_t r = e - t * per_row;
     const int32_t p = positions[t];
     if (r >= q_pairs + k_pairs) {  // a value
-      if (p < 0 || p >= capacity) continue;
+      if (p < 0 || p >= cache.capacity) continue;
       const int64_t i = r - q_pairs - k_pairs;
-      store_exact(at(v_cache, p), i, load_exact(at(v, t), i, v.code), v_cache.code);
+      store_exact(at(cache.v, cache_row(cache, t, p)), i, load_exact(at(v, t), i, v.code),
+                  cache.v.code);
       continue;
     }
     const bool is_k = r >= q_pairs;
@@ -122,10 +126,10 @@ __global__ void rope_store_kv_kernel(DecoderMatrix q, DecoderMatrix k, DecoderMa
       x[i] = ra;
       x[i + half] = rb;
     }
-    if (is_k && p >= 0 && p < capacity) {
-      void* row = at(k_cache, p);
-      store_exact(row, h * 2 * half + i, ra, k_cache.code);
-      store_exact(row, h * 2 * half + i + half, rb, k_cache.code);
+    if (is_k && p >= 0 && p < cache.capacity) {
+      void* row = at(cache.k, cache_row(cache, t, p));
+      store_exact(row, h * 2 * half + i, ra, cache.k.code);
+      store_exact(row, h * 2 * half + i + half, rb, cache.k.code);
     }
   }
 }
@@ -182,24 +186,23 @@ cudaError_t decoder_rope(DecoderMatrix x, int64_t rows, int64_t heads, int64_t h
 }
 
 cudaError_t decoder_store_kv(DecoderMatrix k, DecoderMatrix v, const int32_t* positions, int64_t T,
-                             int64_t width, DecoderMatrix k_cache, DecoderMatrix v_cache,
-                             int64_t capacity, cudaStream_t stream) {
+                             int64_t width, DecoderCache cache, cudaStream_t stream) {
   if (T * width == 0) return cudaSuccess;
   return cuda_device::launch_chained(store_kv_kernel, blocks(2 * T * width), kThreads, 0, stream, k,
-                                     v, positions, T, width, k_cache, v_cache, capacity);
+                                     v, positions, T, width, cache);
 }
 
 cudaError_t decoder_rope_store_kv(DecoderMatrix q, DecoderMatrix k, DecoderMatrix v, int64_t rows,
                                   int64_t q_heads, int64_t kv_heads, int64_t head_dim,
                                   const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
-                                  int64_t table_positions, DecoderMatrix k_cache,
-                                  DecoderMatrix v_cache, int64_t capacity, cudaStream_t stream) {
+                                  int64_t table_positions, DecoderCache cache,
+                                  cudaStream_t stream) {
   const int64_t half = head_dim / 2;
   const int64_t total = rows * ((q_heads + kv_heads) * half + kv_heads * head_dim);
   if (total == 0) return cudaSuccess;
   return cuda_device::launch_chained(rope_store_kv_kernel, blocks(total), kThreads, 0, stream, q, k,
                                      v, rows, q_heads, kv_heads, half, positions, cos, sin,
-                                     table_positions, k_cache, v_cache, capacity);
+                                     table_positions, cache);
 }
 
 cudaError_t decoder_silu_mul(DecoderMatrix gate, DecoderMatrix up, DecoderMatrix out, int64_t rows,

@@ -180,25 +180,33 @@ cudaError_t decoder_head_rms_norm(DecoderMatrix x, int64_t rows, int64_t heads, 
 cudaError_t decoder_rope(DecoderMatrix x, int64_t rows, int64_t heads, int64_t head_dim,
                          const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
                          int64_t table_positions, cudaStream_t stream);
-// Rows t of k and v [T, width] into rows positions[t] (< capacity) of the caches k_cache and
-// v_cache, converted to their dtypes.
+// One layer's KV cache rows from the call's first sequence on (model/ops.h KvCacheView): row t
+// of a call writes and reads rows (t / sequence_rows) * capacity + position of k and v
+// (sequence_rows 0: every row in the first sequence).
+struct DecoderCache {
+  DecoderMatrix k;
+  DecoderMatrix v;
+  int64_t capacity = 0;
+  int64_t sequence_rows = 0;
+};
+// Rows t of k and v [T, width] into cache position positions[t] (< capacity) of row t's
+// sequence, converted to the caches' dtypes.
 cudaError_t decoder_store_kv(DecoderMatrix k, DecoderMatrix v, const int32_t* positions, int64_t T,
-                             int64_t width, DecoderMatrix k_cache, DecoderMatrix v_cache,
-                             int64_t capacity, cudaStream_t stream);
+                             int64_t width, DecoderCache cache, cudaStream_t stream);
 // decoder_rope of q [rows, q_heads * head_dim] and k [rows, kv_heads * head_dim], then
 // decoder_store_kv of the rotated k and v: one launch, the same results bit for bit.
 cudaError_t decoder_rope_store_kv(DecoderMatrix q, DecoderMatrix k, DecoderMatrix v, int64_t rows,
                                   int64_t q_heads, int64_t kv_heads, int64_t head_dim,
                                   const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
-                                  int64_t table_positions, DecoderMatrix k_cache,
-                                  DecoderMatrix v_cache, int64_t capacity, cudaStream_t stream);
+                                  int64_t table_positions, DecoderCache cache, cudaStream_t stream);
 
 struct DecoderAttention {
   DecoderMatrix q;  // f32 [rows, heads * head_dim]
   const int32_t* positions = nullptr;
-  DecoderMatrix k;  // the layer's key rows [capacity, kv_heads * head_dim]
+  DecoderMatrix k;  // the layer's key rows [sequences * capacity, kv_heads * head_dim]
   DecoderMatrix v;
   int64_t capacity = 0;
+  int64_t sequence_rows = 0;  // row t reads sequence t / sequence_rows (DecoderCache); 0: one
   int heads = 0;
   int kv_heads = 0;
   int head_dim = 0;  // at most kDecoderMaxHeadDim

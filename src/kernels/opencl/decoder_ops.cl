@@ -82,27 +82,30 @@ kernel void rope(global float* x, ulong x_off, ulong x_ld, int head_dim, int hea
   v[i + half_dim] = b * c + a * s;
 }
 
-// Row t of src (f32/bf16/f16) into row positions[t] of dst (f32/bf16/f16) from dst_row0 on.
+// Row t of src (f32/bf16/f16) into position positions[t] of row t's sequence of dst
+// (f32/bf16/f16): rows (t / seq_rows) * capacity + position (seq_rows 0: one sequence).
 kernel void store_rows(const global uchar* src, ulong s_off, ulong s_ld, int s_dtype,
                        const global int* positions, ulong p_off, global uchar* dst, ulong d_off,
-                       ulong d_ld, int d_dtype, int capacity, int width, int T) {
+                       ulong d_ld, int d_dtype, int capacity, int width, int T, int seq_rows) {
   const int i = get_global_id(0);
   const int t = get_global_id(1);
   if (i >= width || t >= T) return;
   const int p = positions[p_off + t];
   if (p < 0 || p >= capacity) return;
-  ql_store(dst, d_off + (ulong)p * d_ld + i, d_dtype,
+  const ulong row = (ulong)(seq_rows > 0 ? t / seq_rows : 0) * capacity + p;
+  ql_store(dst, d_off + row * d_ld + i, d_dtype,
            ql_load(src, s_off + (ulong)t * s_ld + i, s_dtype));
 }
 
-// One work-item per (query head, row): causal grouped-query attention over the layer's cache
-// (rows 0..capacity-1 of k and v, kv head h / group), online softmax, f32 throughout.
+// One work-item per (query head, row): causal grouped-query attention over row t's sequence of
+// the layer's cache (rows from (t / seq_rows) * capacity, seq_rows 0: one sequence; kv head
+// h / group), online softmax, f32 throughout.
 #define QL_MAX_HEAD_DIM 512
 kernel void attention(const global float* q, ulong q_off, ulong q_ld, const global int* positions,
                       ulong p_off, const global uchar* k, ulong k_off, ulong k_ld, int k_dtype,
                       const global uchar* v, ulong v_off, ulong v_ld, int v_dtype, int capacity,
                       int heads, int kv_heads, int head_dim, int window, global uchar* out,
-                      ulong o_off, ulong o_ld, int o_dtype, int T) {
+                      ulong o_off, ulong o_ld, int o_dtype, int T, int seq_rows) {
   const int h = get_global_id(0);
   const int t = get_global_id(1);
   if (h >= heads || t >= T) return;
@@ -115,6 +118,7 @@ kernel void attention(const global float* q, ulong q_off, ulong q_ld, const glob
     return;
   }
   const int first = window > 0 ? max(0, last - window + 1) : 0;
+  const ulong base = (ulong)(seq_rows > 0 ? t / seq_rows : 0) * capacity;
   const global float* qv = q + q_off + (ulong)t * q_ld + (ulong)h * d;
   const float scale = 1.0f / sqrt((float)d);
   float acc[QL_MAX_HEAD_DIM];
@@ -122,7 +126,7 @@ kernel void attention(const global float* q, ulong q_off, ulong q_ld, const glob
   float running_max = -INFINITY;
   float running_sum = 0.0f;
   for (int j = first; j <= last; ++j) {
-    const ulong krow = k_off + (ulong)j * k_ld + (ulong)kvh * d;
+    const ulong krow = k_off + (base + j) * k_ld + (ulong)kvh * d;
     float dot = 0.0f;
     for (int i = 0; i < d; ++i) dot += qv[i] * ql_load(k, krow + i, k_dtype);
     const float score = dot * scale;
@@ -130,7 +134,7 @@ kernel void attention(const global float* q, ulong q_off, ulong q_ld, const glob
     const float correction = exp(running_max - new_max);
     const float p = exp(score - new_max);
     running_sum = running_sum * correction + p;
-    const ulong vrow = v_off + (ulong)j * v_ld + (ulong)kvh * d;
+    const ulong vrow = v_off + (base + j) * v_ld + (ulong)kvh * d;
     for (int i = 0; i < d; ++i) acc[i] = acc[i] * correction + p * ql_load(v, vrow + i, v_dtype);
     running_max = new_max;
   }

@@ -4,6 +4,7 @@
 // dimension.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -82,6 +83,95 @@ TEST(CpuOps, AttentionMatchesSoftmaxInDouble) {
       }
     }
   }
+}
+
+// A cache of several sequences (KvCacheView): store_kv writes row t into its own sequence's rows
+// and attention reads only those, for the batched-decode layout (one row per sequence) and a
+// prompt chunk of one sequence other than the first; a row past the last sequence is an error.
+TEST(CpuOps, CacheSequencesAreIndependent) {
+  auto ops = make_cpu_ops(2);
+  std::mt19937 rng(7);
+  const int64_t heads = 4, kv_heads = 2, d = 16, capacity = 40, layers = 2, sequences = 3;
+  const int64_t width = kv_heads * d, rows = layers * sequences * capacity;
+  std::vector<float> kf = random(rng, rows * width), vf = random(rng, rows * width);
+  const std::vector<float> k0 = kf, v0 = vf;
+  auto view = [&](std::vector<float>& m) {
+    return MatrixView(m.data(), DType::kF32, rows, width, width);
+  };
+  KvCacheView cache{layers, capacity, kv_heads, d, view(kf), view(vf), sequences, 0, 1};
+  // Batched decode: row s is sequence s at its own position.
+  const int64_t T = 3;
+  const std::vector<int32_t> pos = {33, 7, 20};
+  std::vector<float> k = random(rng, T * width), v = random(rng, T * width);
+  const auto positions = ConstMatrixView::dense(pos.data(), DType::kI32, 1, T);
+  ASSERT_TRUE(ops->store_kv(ConstMatrixView::dense(k.data(), DType::kF32, T, width),
+                            ConstMatrixView::dense(v.data(), DType::kF32, T, width), positions,
+                            cache, 1)
+                  .ok());
+  std::vector<float> kw = k0, vw = v0;  // what the cache must hold now
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t row = (1 * sequences + s) * capacity + pos[s];
+    std::copy(k.begin() + s * width, k.begin() + (s + 1) * width, kw.begin() + row * width);
+    std::copy(v.begin() + s * width, v.begin() + (s + 1) * width, vw.begin() + row * width);
+  }
+  EXPECT_EQ(kf, kw);
+  EXPECT_EQ(vf, vw);
+  std::vector<float> q = random(rng, T * heads * d);
+  std::vector<float> out(T * heads * d, NAN);
+  const AttentionShape shape{heads, kv_heads, d, 0};
+  ASSERT_TRUE(ops->attention(ConstMatrixView::dense(q.data(), DType::kF32, T, heads * d), positions,
+                             cache, 1, shape,
+                             MatrixView::dense(out.data(), DType::kF32, T, heads * d))
+                  .ok());
+  for (int64_t s = 0; s < T; ++s) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const int64_t g = h / (heads / kv_heads);
+      const int64_t base = (1 * sequences + s) * capacity;  // sequence s of layer 1
+      std::vector<double> e;
+      double m = -1e300;
+      for (int64_t j = 0; j <= pos[s]; ++j) {
+        double dot = 0;
+        for (int64_t i = 0; i < d; ++i)
+          dot += q[(s * heads + h) * d + i] * kf[(base + j) * width + g * d + i];
+        e.push_back(dot / 4.0);
+        m = std::max(m, e.back());
+      }
+      double z = 0;
+      for (double& x : e) z += (x = std::exp(x - m));
+      for (int64_t i = 0; i < d; ++i) {
+        double want = 0;
+        for (int64_t j = 0; j <= pos[s]; ++j) want += e[j] / z * vf[(base + j) * width + g * d + i];
+        EXPECT_NEAR(out[(s * heads + h) * d + i], want, 2e-5) << "sequence " << s << " h " << h;
+      }
+    }
+  }
+  // A prompt chunk of sequence 2: both rows into sequence 2's rows of layer 0.
+  KvCacheView chunk = cache;
+  chunk.first_sequence = 2;
+  chunk.rows_per_sequence = 0;
+  const std::vector<int32_t> pos2 = {3, 4};
+  std::vector<float> k2 = random(rng, 2 * width);
+  const auto positions2 = ConstMatrixView::dense(pos2.data(), DType::kI32, 1, 2);
+  ASSERT_TRUE(ops->store_kv(ConstMatrixView::dense(k2.data(), DType::kF32, 2, width),
+                            ConstMatrixView::dense(k2.data(), DType::kF32, 2, width), positions2,
+                            chunk, 0)
+                  .ok());
+  for (int64_t t = 0; t < 2; ++t) {
+    const int64_t row = (0 * sequences + 2) * capacity + pos2[t];
+    for (int64_t i = 0; i < width; ++i) {
+      EXPECT_EQ(kf[row * width + i], k2[t * width + i]);
+      EXPECT_EQ(vf[row * width + i], k2[t * width + i]);
+    }
+  }
+  // Two rows of one sequence each from sequence 2: the second has no sequence.
+  KvCacheView past = cache;
+  past.first_sequence = 2;
+  const Status s =
+      ops->store_kv(ConstMatrixView::dense(k2.data(), DType::kF32, 2, width),
+                    ConstMatrixView::dense(k2.data(), DType::kF32, 2, width), positions2, past, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("do not fit a cache of 3 sequences"), std::string::npos)
+      << s.message();
 }
 
 TEST(CpuOps, RopeNormsAndSiluMul) {

@@ -387,6 +387,77 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
   }
 }
 
+// A cache of three sequences, one row per sequence (batched decode): store_kv, the fused
+// rope_store_kv and attention
+// against the CPU ops (which cpu_ops_test checks against a double reference), f32 and bf16 caches.
+TEST_F(CudaOpsTest, CacheSequencesMatchTheCpuOps) {
+  const int64_t heads = 8, kv_heads = 2, d = 64, capacity = 96, layers = 2, sequences = 3, T = 3;
+  const int64_t width = kv_heads * d, rows = layers * sequences * capacity;
+  Pair pos = make(DType::kI32, 1, T, T, 0, {70, 12, 95});
+  for (DType kv_dtype : {DType::kF32, DType::kBF16}) {
+    const std::string what(dtype_name(kv_dtype));
+    const std::vector<float> history = random(rng_, rows * width);
+    const std::vector<float> v_history = random(rng_, rows * width);
+    Pair kc = make(kv_dtype, rows, width, width, 0, history);
+    Pair vc = make(kv_dtype, rows, width, width, 0, v_history);
+    auto cache = [&](bool device) {
+      return KvCacheView{layers,
+                         capacity,
+                         kv_heads,
+                         d,
+                         device ? kc.device_view() : kc.host_view(),
+                         device ? vc.device_view() : vc.host_view(),
+                         sequences,
+                         0,
+                         1};
+    };
+    Pair k = make(DType::kF32, T, width, width, 0, random(rng_, T * width));
+    Pair v = make(DType::kF32, T, width, width, 0, random(rng_, T * width));
+    ASSERT_TRUE(
+        cpu_->store_kv(k.host_view(), v.host_view(), pos.host_view(), cache(false), 1).ok());
+    ASSERT_TRUE(
+        gpu_->store_kv(k.device_view(), v.device_view(), pos.host_view(), cache(true), 1).ok());
+    expect_same_bytes(kc, "store_kv keys " + what);
+    expect_same_bytes(vc, "store_kv values " + what);
+    {
+      // The fused pass into a fresh copy of the caches: the CPU's rope + store_kv bytes.
+      const int64_t half = d / 2;
+      Pair cos_t = make(DType::kF32, capacity, half, half, 0, random(rng_, capacity * half));
+      Pair sin_t = make(DType::kF32, capacity, half, half, 0, random(rng_, capacity * half));
+      const RopeTable host_table{capacity, half, cos_t.host_view(), sin_t.host_view()};
+      const RopeTable device_table{capacity, half, cos_t.device_view(), sin_t.device_view()};
+      const std::vector<float> qv = random(rng_, T * heads * d), kv = random(rng_, T * width);
+      Pair q1 = make(DType::kF32, T, heads * d, heads * d, 0, qv);
+      Pair k1 = make(DType::kF32, T, width, width, 0, kv);
+      Pair kc1 = make(kv_dtype, rows, width, width, 0, history);
+      Pair vc1 = make(kv_dtype, rows, width, width, 0, v_history);
+      KvCacheView c1{layers,          capacity,  kv_heads, d, kc1.host_view(),
+                     vc1.host_view(), sequences, 0,        1};
+      ASSERT_TRUE(cpu_->rope_store_kv(q1.host_view(), k1.host_view(), v.host_view(), d,
+                                      pos.host_view(), host_table, c1, 1)
+                      .ok());
+      c1.k = kc1.device_view();
+      c1.v = vc1.device_view();
+      ASSERT_TRUE(gpu_->rope_store_kv(q1.device_view(), k1.device_view(), v.device_view(), d,
+                                      pos.device_view(), device_table, c1, 1)
+                      .ok());
+      expect_same_bytes(q1, "rope_store_kv q " + what);
+      expect_same_bytes(kc1, "rope_store_kv keys " + what);
+      expect_same_bytes(vc1, "rope_store_kv values " + what);
+    }
+    Pair q = make(DType::kF32, T, heads * d, heads * d, 0, random(rng_, T * heads * d));
+    Pair out = make(DType::kF32, T, heads * d, heads * d, 0, {NAN});
+    const AttentionShape shape{heads, kv_heads, d, 0};
+    ASSERT_TRUE(
+        cpu_->attention(q.host_view(), pos.host_view(), cache(false), 1, shape, out.host_view())
+            .ok());
+    ASSERT_TRUE(gpu_->attention(q.device_view(), pos.device_view(), cache(true), 1, shape,
+                                out.device_view())
+                    .ok());
+    expect_close(device_floats(out), host_floats(out), 2e-5, "attention " + what);
+  }
+}
+
 // Device indices cannot be checked without a wait: the kernels write NaN rows (embed, attention)
 // or nothing (rope, store_kv) for an out-of-range one, and never touch memory outside the views.
 TEST_F(CudaOpsTest, OutOfRangeDeviceIndicesWriteNanOrNothing) {

@@ -244,6 +244,50 @@ TEST_F(OpenClOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
   }
 }
 
+// A cache of three sequences, one row per sequence (batched decode): store_kv and attention
+// against the CPU ops (which cpu_ops_test checks against a double reference), f32 and bf16 caches.
+TEST_F(OpenClOpsTest, CacheSequencesMatchTheCpuOps) {
+  const int64_t heads = 8, kv_heads = 2, d = 64, capacity = 96, layers = 2, sequences = 3, T = 3;
+  const int64_t width = kv_heads * d, rows = layers * sequences * capacity;
+  Pair pos = make(DType::kI32, 1, T, T, 0, {70, 12, 95});
+  for (DType kv_dtype : {DType::kF32, DType::kBF16}) {
+    const std::string what(dtype_name(kv_dtype));
+    const std::vector<float> history = random(rng_, rows * width);
+    const std::vector<float> v_history = random(rng_, rows * width);
+    Pair kc = make(kv_dtype, rows, width, width, 0, history);
+    Pair vc = make(kv_dtype, rows, width, width, 0, v_history);
+    auto cache = [&](bool device) {
+      return KvCacheView{layers,
+                         capacity,
+                         kv_heads,
+                         d,
+                         device ? kc.device_view() : kc.host_view(),
+                         device ? vc.device_view() : vc.host_view(),
+                         sequences,
+                         0,
+                         1};
+    };
+    Pair k = make(DType::kF32, T, width, width, 0, random(rng_, T * width));
+    Pair v = make(DType::kF32, T, width, width, 0, random(rng_, T * width));
+    ASSERT_TRUE(
+        cpu_->store_kv(k.host_view(), v.host_view(), pos.host_view(), cache(false), 1).ok());
+    ASSERT_TRUE(
+        gpu_->store_kv(k.device_view(), v.device_view(), pos.host_view(), cache(true), 1).ok());
+    expect_close(device_floats(kc), host_floats(kc), 0, "store_kv keys " + what);
+    expect_close(device_floats(vc), host_floats(vc), 0, "store_kv values " + what);
+    Pair q = make(DType::kF32, T, heads * d, heads * d, 0, random(rng_, T * heads * d));
+    Pair out = make(DType::kF32, T, heads * d, heads * d, 0, {NAN});
+    const AttentionShape shape{heads, kv_heads, d, 0};
+    ASSERT_TRUE(
+        cpu_->attention(q.host_view(), pos.host_view(), cache(false), 1, shape, out.host_view())
+            .ok());
+    ASSERT_TRUE(gpu_->attention(q.device_view(), pos.device_view(), cache(true), 1, shape,
+                                out.device_view())
+                    .ok());
+    expect_close(device_floats(out), host_floats(out), 2e-5, "attention " + what);
+  }
+}
+
 TEST_F(OpenClOpsTest, BadInputsAreErrorsNamingTheValue) {
   Pair table = make(DType::kF32, 4, 3, 3, 0, {1.0f});
   Pair ids = make(DType::kI32, 1, 2, 2, 0, {1, 4});

@@ -42,6 +42,12 @@ DecoderMatrix matrix_of(ConstMatrixView v) {
           v.ld(), cuda_host::dtype_code(v.dtype())};
 }
 
+// Layer `layer`'s cache rows from the call's first sequence on, with the row-to-sequence rule.
+launch::DecoderCache cache_of(const KvCacheView& cache, int64_t layer) {
+  return {matrix_of(cache.layer_k(layer)), matrix_of(cache.layer_v(layer)), cache.capacity,
+          cache.rows_per_sequence};
+}
+
 template <class T>
 T* pointer_of(ConstMatrixView v) {
   return static_cast<T*>(matrix_of(v).data);
@@ -114,9 +120,9 @@ class CudaOps final : public DecoderOps {
                   const KvCacheView& cache, int64_t layer) override {
     QL_ASSIGN_OR_RETURN(const int32_t* index,
                         store_kv_checks("store_kv", k, v, positions, cache, layer));
-    QL_CUDA(launch::decoder_store_kv(
-        matrix_of(k), matrix_of(v), index, k.rows(), cache.kv_heads * cache.head_dim,
-        matrix_of(cache.layer_k(layer)), matrix_of(cache.layer_v(layer)), cache.capacity, stream_));
+    QL_CUDA(launch::decoder_store_kv(matrix_of(k), matrix_of(v), index, k.rows(),
+                                     cache.kv_heads * cache.head_dim, cache_of(cache, layer),
+                                     stream_));
     return Status::ok_status();
   }
 
@@ -136,10 +142,10 @@ class CudaOps final : public DecoderOps {
     QL_RETURN_IF_ERROR(rope_checks("rope_store_kv", k, head_dim, positions, table).status());
     QL_ASSIGN_OR_RETURN(const int32_t* index,
                         store_kv_checks("rope_store_kv", k, v, positions, cache, layer));
-    QL_CUDA(launch::decoder_rope_store_kv(
-        matrix_of(q), matrix_of(k), matrix_of(v), q.rows(), q.cols() / head_dim, cache.kv_heads,
-        head_dim, index, matrix_of(table.cos), matrix_of(table.sin), table.positions,
-        matrix_of(cache.layer_k(layer)), matrix_of(cache.layer_v(layer)), cache.capacity, stream_));
+    QL_CUDA(launch::decoder_rope_store_kv(matrix_of(q), matrix_of(k), matrix_of(v), q.rows(),
+                                          q.cols() / head_dim, cache.kv_heads, head_dim, index,
+                                          matrix_of(table.cos), matrix_of(table.sin),
+                                          table.positions, cache_of(cache, layer), stream_));
     return Status::ok_status();
   }
 
@@ -163,7 +169,7 @@ class CudaOps final : public DecoderOps {
                         shape.heads, shape.kv_heads, d, launch::kDecoderMaxHeadDim,
                         positions.cols(), T, cache.kv_heads, cache.head_dim);
     }
-    QL_RETURN_IF_ERROR(require_cache("attention", cache, layer));
+    QL_RETURN_IF_ERROR(require_cache("attention", cache, layer, T));
     QL_ASSIGN_OR_RETURN(const int32_t* index,
                         indices("attention", positions, cache.capacity, [&](int32_t p, int64_t) {
                           return make_error(ErrorCode::kInvalidArgument,
@@ -177,6 +183,7 @@ class CudaOps final : public DecoderOps {
     a.k = matrix_of(cache.layer_k(layer));
     a.v = matrix_of(cache.layer_v(layer));
     a.capacity = cache.capacity;
+    a.sequence_rows = cache.rows_per_sequence;
     a.heads = static_cast<int>(shape.heads);
     a.kv_heads = static_cast<int>(shape.kv_heads);
     a.head_dim = static_cast<int>(d);
@@ -279,7 +286,7 @@ class CudaOps final : public DecoderOps {
     QL_RETURN_IF_ERROR(require_device(op, v, "v"));
     QL_RETURN_IF_ERROR(require_float(op, "k", k));
     QL_RETURN_IF_ERROR(require_float(op, "v", v));
-    QL_RETURN_IF_ERROR(require_cache(op, cache, layer));
+    QL_RETURN_IF_ERROR(require_cache(op, cache, layer, k.rows()));
     return indices(op, positions, cache.capacity, [&](int32_t p, int64_t) {
       return make_error(ErrorCode::kInvalidArgument,
                         "position {} does not fit the KV cache of {} positions (--ctx)", p,
@@ -371,8 +378,9 @@ class CudaOps final : public DecoderOps {
   static Status require_float(std::string_view op, std::string_view what, ConstMatrixView v) {
     return ops_checks::require_float("cuda", op, what, v);
   }
-  Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer) const {
-    return ops_checks::require_cache("cuda", op, cache, layer, device_.location());
+  Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer,
+                       int64_t rows) const {
+    return ops_checks::require_cache("cuda", op, cache, layer, rows, device_.location());
   }
 
   DeviceContext& device_;

@@ -157,7 +157,7 @@ class OpenClOps final : public DecoderOps {
     QL_RETURN_IF_ERROR(require_shape("store_kv", "v", v, positions.cols(), width));
     QL_RETURN_IF_ERROR(require_device("store_kv", k, "k"));
     QL_RETURN_IF_ERROR(require_device("store_kv", v, "v"));
-    QL_RETURN_IF_ERROR(require_cache("store_kv", cache, layer));
+    QL_RETURN_IF_ERROR(require_cache("store_kv", cache, layer, k.rows()));
     QL_ASSIGN_OR_RETURN(const Index index,
                         indices("store_kv", positions, cache.capacity, [&](int32_t p, int64_t) {
                           return make_error(ErrorCode::kInvalidArgument,
@@ -166,15 +166,16 @@ class OpenClOps final : public DecoderOps {
                                             p, cache.capacity);
                         }));
     const cl_int capacity = static_cast<cl_int>(cache.capacity), w = static_cast<cl_int>(width);
+    const cl_int seq_rows = static_cast<cl_int>(cache.rows_per_sequence);
     const cl_int T = static_cast<cl_int>(k.rows());
     for (const auto& [src, dst] :
          {std::pair<ConstMatrixView, MatrixView>{k, cache.layer_k(layer)},
           std::pair<ConstMatrixView, MatrixView>{v, cache.layer_v(layer)}}) {
       const View s = view_of(src), d = view_of(dst);
-      QL_RETURN_IF_ERROR(run(
-          store_rows_, "store_kv", {dim(width), dim(T)},
-          {arg(s.mem), arg(s.offset), arg(s.ld), arg(s.dtype), arg(index.mem), arg(index.offset),
-           arg(d.mem), arg(d.offset), arg(d.ld), arg(d.dtype), arg(capacity), arg(w), arg(T)}));
+      QL_RETURN_IF_ERROR(run(store_rows_, "store_kv", {dim(width), dim(T)},
+                             {arg(s.mem), arg(s.offset), arg(s.ld), arg(s.dtype), arg(index.mem),
+                              arg(index.offset), arg(d.mem), arg(d.offset), arg(d.ld), arg(d.dtype),
+                              arg(capacity), arg(w), arg(T), arg(seq_rows)}));
     }
     return Status::ok_status();
   }
@@ -196,7 +197,7 @@ class OpenClOps final : public DecoderOps {
                         "{} positions for {} rows",
                         shape.heads, shape.kv_heads, d, kMaxHeadDim, positions.cols(), T);
     }
-    QL_RETURN_IF_ERROR(require_cache("attention", cache, layer));
+    QL_RETURN_IF_ERROR(require_cache("attention", cache, layer, T));
     QL_ASSIGN_OR_RETURN(const Index index,
                         indices("attention", positions, cache.capacity, [&](int32_t p, int64_t) {
                           return make_error(ErrorCode::kInvalidArgument,
@@ -209,13 +210,14 @@ class OpenClOps final : public DecoderOps {
     const cl_int capacity = static_cast<cl_int>(cache.capacity);
     const cl_int heads = static_cast<cl_int>(shape.heads),
                  kv_heads = static_cast<cl_int>(shape.kv_heads), hd = static_cast<cl_int>(d),
-                 window = static_cast<cl_int>(shape.window), rows = static_cast<cl_int>(T);
+                 window = static_cast<cl_int>(shape.window), rows = static_cast<cl_int>(T),
+                 seq_rows = static_cast<cl_int>(cache.rows_per_sequence);
     return run(attention_, "attention", {dim(heads), dim(rows)},
                {arg(qv.mem),    arg(qv.offset), arg(qv.ld),    arg(index.mem), arg(index.offset),
                 arg(kv.mem),    arg(kv.offset), arg(kv.ld),    arg(kv.dtype),  arg(vv.mem),
                 arg(vv.offset), arg(vv.ld),     arg(vv.dtype), arg(capacity),  arg(heads),
                 arg(kv_heads),  arg(hd),        arg(window),   arg(ov.mem),    arg(ov.offset),
-                arg(ov.ld),     arg(ov.dtype),  arg(rows)});
+                arg(ov.ld),     arg(ov.dtype),  arg(rows),     arg(seq_rows)});
   }
 
   Status silu_mul(ConstMatrixView gate, ConstMatrixView up, MatrixView out) override {
@@ -329,8 +331,9 @@ class OpenClOps final : public DecoderOps {
   static Status require_float(std::string_view op, std::string_view what, ConstMatrixView v) {
     return ops_checks::require_float("opencl", op, what, v);
   }
-  Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer) const {
-    return ops_checks::require_cache("opencl", op, cache, layer, device_.location());
+  Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer,
+                       int64_t rows) const {
+    return ops_checks::require_cache("opencl", op, cache, layer, rows, device_.location());
   }
 
   opencl::Context& device_;
