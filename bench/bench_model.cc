@@ -132,7 +132,6 @@ struct BatchedRun {
 Result<BatchedRun> batched_greedy(Decoder& decoder,
                                   const std::vector<std::vector<int32_t>>& prompts,
                                   int64_t tokens) {
-  using Clock = std::chrono::steady_clock;
   const int64_t vocab = decoder.config().vocab;
   const int64_t chunk = decoder.max_rows();
   const auto B = static_cast<int64_t>(prompts.size());
