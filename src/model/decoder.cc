@@ -162,10 +162,11 @@ class DeviceDecoder final : public Decoder {
   // Replays (recording it first) the decode step of B rows, sequence t in row t (B = 1: sequence
   // 0's one-token step); false: run it launch by launch instead.
   Result<bool> replay_decode_step(int64_t B);
-  // ids_ and positions_ from the host, the queued forward (recorded when `decode_rows` > 0: a
-  // decode step of that many sequences), then the logits of `out_rows` rows into `logits`.
+  // ids_ and positions_ from the host (positions: one per row, or empty for start + t), the
+  // queued forward (recorded when `decode_rows` > 0: a decode step of that many sequences), then
+  // the logits of every row (all_logits) or of the last into `logits`.
   Status run_rows(std::span<const int32_t> tokens, std::span<const int32_t> positions,
-                  int64_t first_sequence, int64_t rows_per_sequence, bool all_logits,
+                  int64_t start, int64_t first_sequence, int64_t rows_per_sequence, bool all_logits,
                   int64_t decode_rows, MatrixView logits);
   // A device tensor of `dtype` [rows, cols] (host memory on the cpu).
   Result<Tensor> device_tensor(DType dtype, int64_t rows, int64_t cols) const;
@@ -684,8 +685,8 @@ Result<bool> DeviceDecoder::replay_decode_step(int64_t B) {
 }
 
 Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const int32_t> positions,
-                               int64_t first_sequence, int64_t rows_per_sequence, bool all_logits,
-                               int64_t decode_rows, MatrixView logits) {
+                               int64_t start, int64_t first_sequence, int64_t rows_per_sequence,
+                               bool all_logits, int64_t decode_rows, MatrixView logits) {
   const auto T = static_cast<int64_t>(tokens.size());
   const int64_t out_rows = all_logits ? T : 1;
   if (logits.rows() != out_rows || logits.cols() != config_.vocab ||
@@ -697,7 +698,10 @@ Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const 
   int32_t* ids_at = on_host() ? ids_.data_as<int32_t>() : host_ids_.data_as<int32_t>();
   int32_t* pos_at = on_host() ? positions_.data_as<int32_t>() : ids_at + options_.max_rows;
   std::copy(tokens.begin(), tokens.end(), ids_at);
-  std::copy(positions.begin(), positions.end(), pos_at);
+  for (int64_t t = 0; t < T; ++t) {
+    pos_at[t] = positions.empty() ? static_cast<int32_t>(start + t)
+                                  : positions[static_cast<std::size_t>(t)];
+  }
   if (!on_host()) {
     const auto bytes = static_cast<std::size_t>(T) * sizeof(int32_t);
     QL_RETURN_IF_ERROR(dc_->upload(ids_.data(), 0, ids_at, bytes));
@@ -744,12 +748,9 @@ Status DeviceDecoder::forward_sequence(int64_t sequence, std::span<const int32_t
                       "forward: positions {}..{} do not fit the context of {} (--ctx)", start,
                       start + T - 1, options_.ctx);
   }
-  std::vector<int32_t> positions(static_cast<std::size_t>(T));
-  for (int64_t t = 0; t < T; ++t)
-    positions[static_cast<std::size_t>(t)] = static_cast<int32_t>(start + t);
   // Sequence 0's one-token step is the recorded decode step of one row.
   const int64_t decode_rows = T == 1 && !all_logits && sequence == 0 ? 1 : 0;
-  return run_rows(tokens, positions, sequence, 0, all_logits, decode_rows, logits);
+  return run_rows(tokens, {}, start, sequence, 0, all_logits, decode_rows, logits);
 }
 
 Status DeviceDecoder::decode_batch(std::span<const int32_t> tokens,
@@ -774,7 +775,7 @@ Status DeviceDecoder::decode_batch(std::span<const int32_t> tokens,
                         s, positions[s], options_.ctx);
     }
   }
-  return run_rows(tokens, positions, 0, 1, true, B, logits);
+  return run_rows(tokens, positions, 0, 0, 1, true, B, logits);
 }
 
 // A decoder together with the weight source whose mapped memory (the embeddings) it reads.
