@@ -528,9 +528,12 @@ template <bool kF16Scale>
 constexpr int ring_scale_words() {
   return kF16Scale ? 1 : 2;
 }
+constexpr int pair_words(bool f16_scale, bool zeros) {
+  return (f16_scale ? 1 : 2) + (zeros ? 1 : 0);
+}
 template <bool kF16Scale, bool kZp>
 constexpr int ring_pair_words() {
-  return ring_scale_words<kF16Scale>() + (kZp ? 1 : 0);
+  return pair_words(kF16Scale, kZp);
 }
 
 // cp.async of 4 or 8 bytes (.ca: the smaller sizes exist only there).
@@ -639,16 +642,15 @@ enum RingForm : int { kRingPairs = 1, kRingRegPairs = 2 };
 
 // Whether a ring kernel's scale and zero-point pairs travel through the ring (see
 // ring_scale_words).
-template <int kCode, int kGroups, int kForm>
-constexpr bool scales_in_ring() {
-  return kCode == kU4 && kGroups == kGemvGWide && kForm != kRingRegPairs;
+constexpr bool scales_in_ring(int code, int groups, int form) {
+  return code == kU4 && groups == kGemvGWide && form != kRingRegPairs;
 }
 
 template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kGroups, int kForm = kRingRegPairs>
 __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const GemvParams p) {
   constexpr int kVecs = vecs_per_step<kCode>();
   constexpr int kU = kRingVecs / kVecs;  // steps per stage
-  constexpr bool kPairsInRing = scales_in_ring<kCode, kGroups, kForm>();
+  constexpr bool kPairsInRing = scales_in_ring(kCode, kGroups, kForm);
   constexpr int kPairWords = ring_pair_words<kF16Scale, kZp>();
   extern __shared__ uint4 ring_smem[];
   cuda_device::allow_next_grid();
@@ -854,10 +856,9 @@ KernelFn pick(const GemvVariant& v) {
 std::size_t dynamic_smem(const GemvVariant& v, unsigned threads) {
   if (!uses_ring(v)) return 0;
   std::size_t bytes = threads * kRingLaneVecs * sizeof(uint4);
-  if (v.code == kU4 && v.groups == kGemvGWide && ring_form() != kRingRegPairs) {
-    // The pair ring (ring_pair_words).
-    const int words = (v.f16_scale ? 1 : 2) + (v.zeros ? 1 : 0);
-    bytes += static_cast<std::size_t>(threads) * kRingSlots * words * sizeof(uint32_t);
+  if (scales_in_ring(v.code, v.groups, ring_form())) {
+    bytes += static_cast<std::size_t>(threads) * kRingSlots * pair_words(v.f16_scale, v.zeros) *
+             sizeof(uint32_t);
   }
   return bytes;
 }
