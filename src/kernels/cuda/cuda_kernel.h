@@ -22,10 +22,13 @@ class CudaKernel : public BackendKernel {
 // M <= kCudaWoMmaMaxRows; above, the dequantized cuBLASLt GEMM (int, W8A16 FP8) and cuBLASLt FP8
 // (W8A8) are faster, so W8A8 checkpoints run W8A16 below the crossover and W8A8 above it.
 inline constexpr int64_t kCudaWoMmaMaxRows = 16;
-// The decode bucket of cuda.int.gemv.sm80 (listed before the mma kernel, which keeps M 9-16;
-// H200, 2026-12-01, bench/results/h200.md: at M = 16 the mma kernel was faster on 8192x57344 and
-// 8192x10240, the gemv kernel on the others; at M <= 8 the gemv kernel on every shape but one).
-inline constexpr int64_t kCudaGemvMaxRows = 8;
+// The decode buckets of cuda.int.gemv.sm80 (listed before the mma kernel): 4-bit codes M <= 16
+// (the cp.async ring with two n8 tiles of x rows serves M 9-16: 1.05-1.45x the mma kernel's speed
+// on six of seven decode shapes, H200, bench/results/h200-decode-2026-12-02d), 8-bit M <= 8 (the
+// register pipelines' two-tile form lost to the mma kernel at M = 16 on 8192x57344 and 8192x10240:
+// 2026-12-01, bench/results/h200.md).
+inline constexpr int64_t kCudaGemvMaxRows = 16;
+inline constexpr int64_t kCudaGemvMaxRows8 = 8;
 
 // The device code families. `kernel` is the registry name (for error messages).
 using PreparedResult = Result<std::unique_ptr<PreparedLinear>>;

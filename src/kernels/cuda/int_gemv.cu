@@ -489,20 +489,24 @@ __device__ __forceinline__ float2 offsets4(uint32_t zg, uint32_t zh) {
   }
 }
 
-// acc += s (d - o X) / f; d and X restart at zero.
-template <bool kBf16, bool kF16Scale>
-__device__ __forceinline__ void flush_offset(float (&acc)[1][4], float (&d)[4], float (&dx)[4],
+// acc += s (d - o X) / f per n8 tile of x rows; d and X restart at zero.
+template <bool kBf16, bool kF16Scale, int kN8>
+__device__ __forceinline__ void flush_offset(float (&acc)[kN8][4], float (&d)[kN8][4],
+                                             float (&dx)[kN8][4],
                                              typename ScaleT<kF16Scale>::type sc, float2 o) {
   float2 s2 = scale_pair<kF16Scale>(sc);
   if constexpr (!kBf16) s2.y *= 0.0625f;
-  acc[0][0] = fmaf(s2.x, fmaf(-o.x, dx[0], d[0]), acc[0][0]);
-  acc[0][1] = fmaf(s2.x, fmaf(-o.x, dx[1], d[1]), acc[0][1]);
-  acc[0][2] = fmaf(s2.y, fmaf(-o.y, dx[0], d[2]), acc[0][2]);
-  acc[0][3] = fmaf(s2.y, fmaf(-o.y, dx[1], d[3]), acc[0][3]);
 #pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    d[e] = 0.0f;
-    dx[e] = 0.0f;
+  for (int n = 0; n < kN8; ++n) {
+    acc[n][0] = fmaf(s2.x, fmaf(-o.x, dx[n][0], d[n][0]), acc[n][0]);
+    acc[n][1] = fmaf(s2.x, fmaf(-o.x, dx[n][1], d[n][1]), acc[n][1]);
+    acc[n][2] = fmaf(s2.y, fmaf(-o.y, dx[n][0], d[n][2]), acc[n][2]);
+    acc[n][3] = fmaf(s2.y, fmaf(-o.y, dx[n][1], d[n][3]), acc[n][3]);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      d[n][e] = 0.0f;
+      dx[n][e] = 0.0f;
+    }
   }
 }
 
@@ -511,7 +515,8 @@ __device__ __forceinline__ void flush_offset(float (&acc)[1][4], float (&d)[4], 
 // shared memory. A lane copies and later reads only its own vectors, so the ring needs no barrier,
 // only cp.async.wait_group; kRingSlots - 1 stages stay in flight while one is computed and hold no
 // registers. Stages wholly inside the slice and K run unguarded; the scales of the next stage are
-// loaded while one is computed. One n8 tile of x rows (the kernel serves M <= 8).
+// loaded while one is computed. One n8 tile of x rows (M <= 8) or, 4-bit only, two (M 9-16: each
+// code vector then feeds twice the mma, and the x loads double).
 constexpr int kRingVecs = 2;
 constexpr int kRingSlots = 4;
 constexpr int kRingLaneVecs = kRingSlots * kRingVecs;
@@ -552,8 +557,8 @@ struct RingScales {
   uint32_t zz[kN];
 };
 
-template <bool kF16Scale, bool kZp, int kGroups>
-__device__ __forceinline__ void load_ring_scales(const Slice<kF16Scale, 1>& c, int i,
+template <bool kF16Scale, bool kZp, int kGroups, int kN8>
+__device__ __forceinline__ void load_ring_scales(const Slice<kF16Scale, kN8>& c, int i,
                                                  RingScales<kF16Scale, kGroups>& r) {
   const int step = c.s + 2 * i;
 #pragma unroll
@@ -572,36 +577,48 @@ __device__ __forceinline__ void load_ring_scales(const Slice<kF16Scale, 1>& c, i
   }
 }
 
-// The x vectors of 4-bit stage i, per step u and half h at [2 u + h]. kFull: both steps exist and
-// lie inside K, else the x of missing steps and of rows past K is zero (the ring slot's stale codes
-// then add nothing). The caller issues these loads before it waits for the stage's codes: issued
-// after the wait (where the compiler put them when they were part of the stage's computation)
-// their L2 round trip came on top of it, the first mma of every stage waiting for x.
-template <bool kF16Scale, bool kFull>
-__device__ __forceinline__ void ring_x(const Slice<kF16Scale, 1>& c, int i, uint4 (&xv)[4]) {
-  const __half* xs = c.x[0] + static_cast<int64_t>(i) * 128;
+// The x vectors of 4-bit stage i, per n8 tile n, step u and half h at [n][2 u + h]. kFull: both
+// steps exist and lie inside K, else the x of missing steps and of rows past K is zero (the ring
+// slot's stale codes then add nothing). x rows past M read row 0 (make_slice): never stored. The
+// caller issues these loads before it waits for the stage's codes: issued after the wait (where the
+// compiler put them when they were part of the stage's computation) their L2 round trip came on top
+// of it, the first mma of every stage waiting for x.
+template <bool kF16Scale, int kN8, bool kFull>
+__device__ __forceinline__ void ring_x(const Slice<kF16Scale, kN8>& c, int i, uint4 (&xv)[kN8][4]) {
 #pragma unroll
-  for (int u = 0; u < 2; ++u) {
+  for (int n = 0; n < kN8; ++n) {
+    const __half* xs = c.x[n] + static_cast<int64_t>(i) * 128;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int off = u * 64 + 32 * h;
-      xv[2 * u + h] = make_uint4(0, 0, 0, 0);
-      if (kFull || (2 * i + u < c.steps && 128 * i + off < c.klim)) {
-        xv[2 * u + h] = __ldg(reinterpret_cast<const uint4*>(xs + off));
+    for (int u = 0; u < 2; ++u) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int off = u * 64 + 32 * h;
+        xv[n][2 * u + h] = make_uint4(0, 0, 0, 0);
+        if (kFull || (2 * i + u < c.steps && 128 * i + off < c.klim)) {
+          xv[n][2 * u + h] = __ldg(reinterpret_cast<const uint4*>(xs + off));
+        }
       }
     }
   }
 }
 
 // One 4-bit stage (two steps) from its code vectors and x (ring_x).
-template <bool kBf16, bool kF16Scale, bool kZp, int kGroups>
-__device__ __forceinline__ void ring_stage4(const uint4 (&wv)[2], const uint4 (&x4)[4],
+template <bool kBf16, bool kF16Scale, bool kZp, int kGroups, int kN8>
+__device__ __forceinline__ void ring_stage4(const uint4 (&wv)[2], const uint4 (&x4)[kN8][4],
                                             const RingScales<kF16Scale, kGroups>& r, float2 sym,
-                                            float (&acc)[1][4]) {
+                                            float (&acc)[kN8][4]) {
   constexpr uint32_t kOne = kBf16 ? 0x3F803F80u : 0x3C003C00u;
   const uint32_t ones[4] = {kOne, kOne, kOne, kOne};
-  float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  float dx[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  float d[kN8][4];
+  float dx[kN8][4];
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      d[n][e] = 0.0f;
+      dx[n][e] = 0.0f;
+    }
+  }
   auto offsets = [&](int e) {
     if constexpr (kZp) return offsets4<kBf16>(r.zz[e] & 0xFFu, r.zz[e] >> 8);
     return sym;
@@ -610,27 +627,30 @@ __device__ __forceinline__ void ring_stage4(const uint4 (&wv)[2], const uint4 (&
   for (int u = 0; u < 2; ++u) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const uint4 xv = x4[2 * u + h];
 #pragma unroll
       for (int jj = 0; jj < 2; ++jj) {
         uint32_t a[4];
         code4_offset<kBf16>(h == 0 ? (jj == 0 ? wv[u].x : wv[u].y) : (jj == 0 ? wv[u].z : wv[u].w),
                             a);
-        const uint32_t b0 = jj == 0 ? xv.x : xv.z;
-        const uint32_t b1 = jj == 0 ? xv.y : xv.w;
-        mma<kBf16>(d, a, b0, b1);
-        mma<kBf16>(dx, ones, b0, b1);
+#pragma unroll
+        for (int n = 0; n < kN8; ++n) {
+          const uint4 xv = x4[n][2 * u + h];
+          const uint32_t b0 = jj == 0 ? xv.x : xv.z;
+          const uint32_t b1 = jj == 0 ? xv.y : xv.w;
+          mma<kBf16>(d[n], a, b0, b1);
+          mma<kBf16>(dx[n], ones, b0, b1);
+        }
       }
       if constexpr (kGroups == kGemvG32) {
-        flush_offset<kBf16, kF16Scale>(acc, d, dx, r.sc[2 * u + h], offsets(2 * u + h));
+        flush_offset<kBf16, kF16Scale, kN8>(acc, d, dx, r.sc[2 * u + h], offsets(2 * u + h));
       }
     }
     if constexpr (kGroups == kGemvG64) {
-      flush_offset<kBf16, kF16Scale>(acc, d, dx, r.sc[u], offsets(u));
+      flush_offset<kBf16, kF16Scale, kN8>(acc, d, dx, r.sc[u], offsets(u));
     }
   }
   if constexpr (kGroups == kGemvGWide)
-    flush_offset<kBf16, kF16Scale>(acc, d, dx, r.sc[0], offsets(0));
+    flush_offset<kBf16, kF16Scale, kN8>(acc, d, dx, r.sc[0], offsets(0));
 }
 
 // Forms of the 4-bit ring kernel for groups of >= 128 rows (QLINEAR_CUDA_GEMV_FORM, for
@@ -646,8 +666,13 @@ constexpr bool scales_in_ring(int code, int groups, int form) {
   return code == kU4 && groups == kGemvGWide && form != kRingRegPairs;
 }
 
-template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kGroups, int kForm = kRingRegPairs>
-__global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const GemvParams p) {
+// kN8 2 (4-bit only): two n8 tiles of x rows, 2 blocks per SM (the doubled x vectors and
+// accumulators do not fit 80 registers).
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kGroups, int kForm = kRingRegPairs,
+          int kN8 = 1>
+__global__ void __launch_bounds__(kMaxWarps * 32, kN8 == 1 ? 3 : 2)
+    int_gemv_ring_kernel(const GemvParams p) {
+  static_assert(kN8 == 1 || kCode == kU4, "8-bit ring stages serve one n8 tile");
   constexpr int kVecs = vecs_per_step<kCode>();
   constexpr int kU = kRingVecs / kVecs;  // steps per stage
   constexpr bool kPairsInRing = scales_in_ring(kCode, kGroups, kForm);
@@ -656,14 +681,19 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
   cuda_device::allow_next_grid();
   const WarpPlace w = warp_place(p, kU);
 
-  float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
+  float acc[kN8][4];
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
+  }
   if (w.live && w.s_begin < w.s_end) {
-    const Slice<kF16Scale, 1> c = make_slice<kCode, kF16Scale, kZp, 1>(p, w);
+    const Slice<kF16Scale, kN8> c = make_slice<kCode, kF16Scale, kZp, kN8>(p, w);
     // Narrower groups: stage 0's scales first, a DRAM round trip of their own, in flight beside
     // the first stages' codes rather than after them.
     RingScales<kF16Scale, kGroups> cur, next;
     if constexpr (kCode == kU4 && !kPairsInRing) {
-      load_ring_scales<kF16Scale, kZp, kGroups>(c, 0, cur);
+      load_ring_scales<kF16Scale, kZp, kGroups, kN8>(c, 0, cur);
     }
     uint4* ring = ring_smem + w.warp * (kRingLaneVecs * 32) + w.lane;
     // The pair ring after all warps' code rings: per warp and slot the 32 lanes' scale pairs
@@ -733,49 +763,49 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
       const char* src = c.w + static_cast<int64_t>(kRingSlots - 1) * (kRingVecs * 512);
       int i = 0;
       for (; i < steady; ++i) {
-        uint4 xv[4];
-        ring_x<kF16Scale, true>(c, i, xv);
+        uint4 xv[kN8][4];
+        ring_x<kF16Scale, kN8, true>(c, i, xv);
         uint4* fill = slot_of(i + kRingSlots - 1);
 #pragma unroll
         for (int v = 0; v < kRingVecs; ++v) cp_async16(fill + v * 32, src + v * 512, true);
         issue_pairs(i + kRingSlots - 1);
         src += kRingVecs * 512;
         cp_async_commit();
-        if constexpr (!kPairsInRing) load_ring_scales<kF16Scale, kZp, kGroups>(c, i + 1, next);
+        if constexpr (!kPairsInRing) load_ring_scales<kF16Scale, kZp, kGroups, kN8>(c, i + 1, next);
         cp_async_wait<kRingSlots - 1>();
         const uint4* slot = slot_of(i);
         const uint4 wv[2] = {slot[0], slot[32]};
         read_pairs(i, cur);
-        ring_stage4<kBf16, kF16Scale, kZp, kGroups>(wv, xv, cur, sym, acc);
+        ring_stage4<kBf16, kF16Scale, kZp, kGroups, kN8>(wv, xv, cur, sym, acc);
         if constexpr (!kPairsInRing) cur = next;
       }
       for (; i < stages; ++i) {
-        uint4 xv[4];
+        uint4 xv[kN8][4];
         if (i < full) {
-          ring_x<kF16Scale, true>(c, i, xv);
+          ring_x<kF16Scale, kN8, true>(c, i, xv);
         } else {
-          ring_x<kF16Scale, false>(c, i, xv);
+          ring_x<kF16Scale, kN8, false>(c, i, xv);
         }
         if (i + kRingSlots - 1 < stages) issue(i + kRingSlots - 1);
         cp_async_commit();
         if constexpr (!kPairsInRing) {
-          if (i + 1 < stages) load_ring_scales<kF16Scale, kZp, kGroups>(c, i + 1, next);
+          if (i + 1 < stages) load_ring_scales<kF16Scale, kZp, kGroups, kN8>(c, i + 1, next);
         }
         cp_async_wait<kRingSlots - 1>();
         const uint4* slot = slot_of(i);
         const uint4 wv[2] = {slot[0], slot[32]};
         read_pairs(i, cur);
-        ring_stage4<kBf16, kF16Scale, kZp, kGroups>(wv, xv, cur, sym, acc);
+        ring_stage4<kBf16, kF16Scale, kZp, kGroups, kN8>(wv, xv, cur, sym, acc);
         if constexpr (!kPairsInRing) cur = next;
       }
     } else {
       const Zc sym = zero_consts<kCode, kBf16>(static_cast<uint32_t>(p.sym_zero));
       Stage<kCode, kF16Scale, kU> st, next;
-      load_scales<kCode, kF16Scale, kZp, 1, kU>(c, 0, st);
+      load_scales<kCode, kF16Scale, kZp, kN8, kU>(c, 0, st);
       for (int i = 0; i < stages; ++i) {
         if (i + kRingSlots - 1 < stages) issue(i + kRingSlots - 1);
         cp_async_commit();
-        if (i + 1 < stages) load_scales<kCode, kF16Scale, kZp, 1, kU>(c, i + 1, next);
+        if (i + 1 < stages) load_scales<kCode, kF16Scale, kZp, kN8, kU>(c, i + 1, next);
         cp_async_wait<kRingSlots - 1>();
         const uint4* slot = slot_of(i);
 #pragma unroll
@@ -784,9 +814,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
           for (int v = 0; v < kVecs; ++v) st.w[u][v] = slot[(u * kVecs + v) * 32];
         }
         if (i < full) {
-          compute_stage<kCode, kBf16, kF16Scale, kZp, 1, kU, true>(c, i, st, sym, acc);
+          compute_stage<kCode, kBf16, kF16Scale, kZp, kN8, kU, true>(c, i, st, sym, acc);
         } else {
-          compute_stage<kCode, kBf16, kF16Scale, kZp, 1, kU, false>(c, i, st, sym, acc);
+          compute_stage<kCode, kBf16, kF16Scale, kZp, kN8, kU, false>(c, i, st, sym, acc);
         }
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
@@ -801,13 +831,14 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 3) int_gemv_ring_kernel(const 
   // here for the kernel before, before they write the outputs.)
   cuda_device::wait_for_prior_grids();
   __syncthreads();
-  finish<1>(p, w, acc, reinterpret_cast<float*>(ring_smem));
+  finish<kN8>(p, w, acc, reinterpret_cast<float*>(ring_smem));
 }
 
 using KernelFn = void (*)(GemvParams);
 
-// The ring kernel has one n8 tile of x rows; with two the one-stage kernel runs.
-bool uses_ring(const GemvVariant& v) { return v.pipe == kGemvRing && v.n8 == 1; }
+// The 4-bit ring kernel has one or two n8 tiles of x rows, the 8-bit one one (with two the
+// one-stage register kernel runs).
+bool uses_ring(const GemvVariant& v) { return v.pipe == kGemvRing && (v.n8 == 1 || v.code == kU4); }
 
 int ring_form() {
   static const int form = [] {
@@ -817,6 +848,20 @@ int ring_form() {
   return form;
 }
 
+template <bool kBf16, bool kF16Scale, bool kZp, int kN8>
+KernelFn pick_ring4(const GemvVariant& v) {
+  if (v.groups == kGemvG32) {
+    return int_gemv_ring_kernel<kU4, kBf16, kF16Scale, kZp, kGemvG32, kRingRegPairs, kN8>;
+  }
+  if (v.groups == kGemvG64) {
+    return int_gemv_ring_kernel<kU4, kBf16, kF16Scale, kZp, kGemvG64, kRingRegPairs, kN8>;
+  }
+  if (ring_form() == kRingRegPairs) {
+    return int_gemv_ring_kernel<kU4, kBf16, kF16Scale, kZp, kGemvGWide, kRingRegPairs, kN8>;
+  }
+  return int_gemv_ring_kernel<kU4, kBf16, kF16Scale, kZp, kGemvGWide, kRingPairs, kN8>;
+}
+
 template <int kCode, bool kBf16, bool kF16Scale, bool kZp>
 KernelFn pick_n8(const GemvVariant& v) {
   if (uses_ring(v)) {
@@ -824,12 +869,8 @@ KernelFn pick_n8(const GemvVariant& v) {
     if constexpr (kCode == kU8) {
       return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvGWide>;
     } else {
-      if (v.groups == kGemvG32) return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvG32>;
-      if (v.groups == kGemvG64) return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvG64>;
-      if (ring_form() == kRingRegPairs) {
-        return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvGWide, kRingRegPairs>;
-      }
-      return int_gemv_ring_kernel<kCode, kBf16, kF16Scale, kZp, kGemvGWide, kRingPairs>;
+      return v.n8 == 1 ? pick_ring4<kBf16, kF16Scale, kZp, 1>(v)
+                       : pick_ring4<kBf16, kF16Scale, kZp, 2>(v);
     }
   }
   if (v.pipe == kGemvTwoStages) {
