@@ -140,9 +140,8 @@ Result<BatchedRun> batched_greedy(Decoder& decoder,
   std::vector<int32_t> next(static_cast<std::size_t>(B));
   auto argmax_rows = [&] {
     for (int64_t s = 0; s < B; ++s) {
-      const float* row = logits.data() + s * vocab;
-      next[static_cast<std::size_t>(s)] =
-          static_cast<int32_t>(std::max_element(row, row + vocab) - row);
+      next[static_cast<std::size_t>(s)] = greedy_token(std::span<const float>(logits).subspan(
+          static_cast<std::size_t>(s * vocab), static_cast<std::size_t>(vocab)));
     }
   };
   BatchedRun run;
@@ -161,11 +160,12 @@ Result<BatchedRun> batched_greedy(Decoder& decoder,
   argmax_rows();
   const Clock::time_point decode_start = Clock::now();
   std::vector<int32_t> positions(static_cast<std::size_t>(B));
+  std::vector<int32_t> ids(next.size());
   for (int64_t step = 0; step + 1 < tokens && len + step < decoder.context(); ++step) {
     std::fill(positions.begin(), positions.end(), static_cast<int32_t>(len + step));
-    MatrixView out = MatrixView::dense(logits.data(), DType::kF32, B, vocab);
-    QL_RETURN_IF_ERROR(decoder.decode_batch(next, positions, out));
-    argmax_rows();
+    // The argmax on the device, as generate's greedy decoding takes it.
+    QL_RETURN_IF_ERROR(decoder.decode_batch_greedy(next, positions, ids));
+    next.swap(ids);
     ++run.steps;
   }
   run.decode_seconds = std::chrono::duration<double>(Clock::now() - decode_start).count();

@@ -13,6 +13,7 @@
 
 #include "model/ops.h"
 #include "model/ops_checks.h"
+#include "model/sampler.h"
 
 namespace qlinear {
 namespace {
@@ -337,6 +338,18 @@ class CpuOps final : public DecoderOps {
       for (int64_t i = 0; i < dst.cols(); ++i) {
         store(dst.row(t), dst.dtype(), i, load(src.row(t), src.dtype(), i));
       }
+    }
+    return Status::ok_status();
+  }
+
+  Status argmax(ConstMatrixView logits, MatrixView ids) override {
+    QL_RETURN_IF_ERROR(require_f32("argmax", "logits", logits));
+    QL_RETURN_IF_ERROR(require_host("argmax", logits, "logits"));
+    QL_RETURN_IF_ERROR(ops_checks::require_i32_row("cpu", "argmax", "ids", ids, logits.rows()));
+    QL_RETURN_IF_ERROR(require_host("argmax", ids, "ids"));
+    auto* out = ids.row_as<int32_t>(0);
+    for (int64_t t = 0; t < logits.rows(); ++t) {
+      out[t] = greedy_token({logits.row_as<float>(t), static_cast<std::size_t>(logits.cols())});
     }
     return Status::ok_status();
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "core/tensor.h"
 #include "kernels/device_context.h"
 #include "model/ops.h"
+#include "model/sampler.h"
 #include "quant/layer_plan.h"
 #include "quant/quant_spec.h"
 #include "shard/shard.h"
@@ -144,6 +147,9 @@ class DeviceDecoder final : public Decoder {
                           bool all_logits, MatrixView logits) override;
   Status decode_batch(std::span<const int32_t> tokens, std::span<const int32_t> positions,
                       MatrixView logits) override;
+  Result<int32_t> forward_greedy(std::span<const int32_t> tokens, int64_t start) override;
+  Status decode_batch_greedy(std::span<const int32_t> tokens, std::span<const int32_t> positions,
+                             std::span<int32_t> ids) override;
 
  private:
   Status place_part(const Canonical& part, const std::string& note, const Device& device);
@@ -158,16 +164,33 @@ class DeviceDecoder final : public Decoder {
   // Queues the forward of T tokens (ids_ and positions_ already written) up to the lm_head's
   // outputs in lm_buf_, with no wait and no copy to the host (so it can be recorded). Row t
   // belongs to sequence first_sequence + t / rows_per_sequence (KvCacheView; 0: all rows).
-  Status queue_step(int64_t T, bool all_logits, int64_t first_sequence, int64_t rows_per_sequence);
+  // `greedy`: then the argmax of those rows into argmax_ids_ (device_argmax() only).
+  Status queue_step(int64_t T, bool all_logits, int64_t first_sequence, int64_t rows_per_sequence,
+                    bool greedy);
   // Replays (recording it first) the decode step of B rows, sequence t in row t (B = 1: sequence
-  // 0's one-token step); false: run it launch by launch instead.
-  Result<bool> replay_decode_step(int64_t B);
+  // 0's one-token step), with or without its argmax; false: run it launch by launch instead.
+  Result<bool> replay_decode_step(int64_t B, bool greedy);
   // ids_ and positions_ from the host (positions: one per row, or empty for start + t), the
   // queued forward (recorded when `decode_rows` > 0: a decode step of that many sequences), then
-  // the logits of every row (all_logits) or of the last into `logits`.
+  // the logits of every row (all_logits) or of the last into `logits`, or, when `greedy_ids` is
+  // not empty, their greedy ids into it instead (`logits` unused).
   Status run_rows(std::span<const int32_t> tokens, std::span<const int32_t> positions,
                   int64_t start, int64_t first_sequence, int64_t rows_per_sequence, bool all_logits,
-                  int64_t decode_rows, MatrixView logits);
+                  int64_t decode_rows, MatrixView logits, std::span<int32_t> greedy_ids = {});
+  // The argmax runs on the device when one rank holds the whole vocabulary (with the lm_head
+  // split, the ranks' maxima would need one more merge: the logits come to the host instead).
+  // QLINEAR_HOST_ARGMAX=1 brings the logits to the host anyway (a knob for A/B measurements).
+  bool device_argmax() const {
+    static const bool on_host = [] {
+      const char* v = std::getenv("QLINEAR_HOST_ARGMAX");
+      return v != nullptr && std::string_view(v) == "1";
+    }();
+    return lm_head_.size() == 1 && !on_host;
+  }
+  // forward_sequence's argument checks (tokens per call, the sequence, the context).
+  Status check_rows(int64_t sequence, std::span<const int32_t> tokens, int64_t start) const;
+  // decode_batch's (sequences per call, one position each inside the context).
+  Status check_batch(std::span<const int32_t> tokens, std::span<const int32_t> positions) const;
   // A device tensor of `dtype` [rows, cols] (host memory on the cpu).
   Result<Tensor> device_tensor(DType dtype, int64_t rows, int64_t cols) const;
   // `host` in the device's memory (itself on the cpu).
@@ -195,10 +218,12 @@ class DeviceDecoder final : public Decoder {
   // Buffers for max_rows tokens, allocated once.
   Tensor hidden_, normed_, delta_, partial_, ids_, positions_, workspace_, rope_cos_, rope_sin_;
   Tensor host_ids_, host_logits_;  // pinned staging for a device: ids and positions up, logits down
+  Tensor argmax_ids_, host_argmax_;  // greedy ids [1, max_rows] (device), their pinned staging
   // The one-token step recorded once (a CUDA graph) and replayed for every decode token: one
   // submission instead of ~10 launches per layer. Null until the first decode step, and for good
   // when the device cannot record (why_not_recorded_ says why, QLINEAR_VERBOSE=run).
-  // Per number of rows B (batched decode of sequences 0 .. B - 1; B = 1: sequence 0 alone).
+  // Per number of rows B (batched decode of sequences 0 .. B - 1; B = 1: sequence 0 alone) and
+  // whether the step ends in the argmax (key 2 B + greedy).
   std::map<int64_t, std::unique_ptr<RecordedWork>> steps_;
   bool record_decode_ = false;
   std::map<int64_t, int> eager_decode_steps_;
@@ -365,8 +390,11 @@ Status DeviceDecoder::allocate_buffers() {
   QL_ASSIGN_OR_RETURN(partial_, device_tensor(DType::kF32, R, c.hidden));
   QL_ASSIGN_OR_RETURN(ids_, device_tensor(DType::kI32, 1, R));
   QL_ASSIGN_OR_RETURN(positions_, device_tensor(DType::kI32, 1, R));
+  QL_ASSIGN_OR_RETURN(argmax_ids_, device_tensor(DType::kI32, 1, R));
   if (!on_host()) {
     QL_ASSIGN_OR_RETURN(host_ids_, Tensor::allocate(DType::kI32, {2, R}, dc_->staging_allocator()));
+    QL_ASSIGN_OR_RETURN(host_argmax_,
+                        Tensor::allocate(DType::kI32, {1, R}, dc_->staging_allocator()));
   }
   std::size_t workspace = 0;
   auto need = [&](const Linear& l) { workspace = std::max(workspace, l.workspace_bytes(R)); };
@@ -585,7 +613,7 @@ bool DeviceDecoder::every_linear_capturable() const {
 }
 
 Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_sequence,
-                                 int64_t rows_per_sequence) {
+                                 int64_t rows_per_sequence, bool greedy) {
   const ModelConfig& c = config_;
   const ConstMatrixView ids = ids_.matrix().slice_cols(0, T);
   const ConstMatrixView pos = positions_.matrix().slice_cols(0, T);
@@ -655,19 +683,26 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
     const MatrixView out = lm_buf_[r].matrix().slice_rows(0, last.rows());
     QL_RETURN_IF_ERROR(run_column(lm_head_[r], last, out));
   }
+  if (greedy) {
+    const ColumnWindow& vocab = *lm_head_.front().slots[0];
+    QL_RETURN_IF_ERROR(ops_->argmax(
+        lm_buf_.front().matrix().slice_rows(0, last.rows()).slice_cols(vocab.begin, vocab.size),
+        argmax_ids_.matrix().slice_cols(0, last.rows())));
+  }
   return Status::ok_status();
 }
 
-Result<bool> DeviceDecoder::replay_decode_step(int64_t B) {
-  auto it = steps_.find(B);
-  if (it == steps_.end() && eager_decode_steps_[B] < 1) {
+Result<bool> DeviceDecoder::replay_decode_step(int64_t B, bool greedy) {
+  const int64_t key = 2 * B + (greedy ? 1 : 0);
+  auto it = steps_.find(key);
+  if (it == steps_.end() && eager_decode_steps_[key] < 1) {
     // The first step at this B runs launch by launch: kernels that set themselves up on their
     // first call at this M (a cuBLASLt heuristic, a workspace) do it outside the recording.
-    ++eager_decode_steps_[B];
+    ++eager_decode_steps_[key];
     return false;
   }
   if (it == steps_.end()) {
-    auto recorded = dc_->record([&] { return queue_step(B, B > 1, 0, 1); });
+    auto recorded = dc_->record([&] { return queue_step(B, B > 1, 0, 1, greedy); });
     if (!recorded.ok()) {
       // Recording is an optimisation: the step runs launch by launch from now on (an error of
       // the step itself shows again there).
@@ -678,7 +713,7 @@ Result<bool> DeviceDecoder::replay_decode_step(int64_t B) {
                               recorded.status().message()));
       return false;
     }
-    it = steps_.emplace(B, std::move(recorded).value()).first;
+    it = steps_.emplace(key, std::move(recorded).value()).first;
   }
   QL_RETURN_IF_ERROR(it->second->replay());
   return true;
@@ -686,11 +721,29 @@ Result<bool> DeviceDecoder::replay_decode_step(int64_t B) {
 
 Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const int32_t> positions,
                                int64_t start, int64_t first_sequence, int64_t rows_per_sequence,
-                               bool all_logits, int64_t decode_rows, MatrixView logits) {
+                               bool all_logits, int64_t decode_rows, MatrixView logits,
+                               std::span<int32_t> greedy_ids) {
   const auto T = static_cast<int64_t>(tokens.size());
   const int64_t out_rows = all_logits ? T : 1;
-  if (logits.rows() != out_rows || logits.cols() != config_.vocab ||
-      logits.dtype() != DType::kF32) {
+  const bool greedy = !greedy_ids.empty();
+  if (greedy && static_cast<int64_t>(greedy_ids.size()) != out_rows) {
+    return make_error(ErrorCode::kInvalidArgument, "forward: {} ids for {} rows", greedy_ids.size(),
+                      out_rows);
+  }
+  if (greedy && !device_argmax()) {
+    // The ranks' vocabulary slices meet on the host: the logits come down, greedy_token picks.
+    std::vector<float> rows(static_cast<std::size_t>(out_rows * config_.vocab));
+    QL_RETURN_IF_ERROR(run_rows(
+        tokens, positions, start, first_sequence, rows_per_sequence, all_logits, decode_rows,
+        MatrixView::dense(rows.data(), DType::kF32, out_rows, config_.vocab)));
+    for (int64_t r = 0; r < out_rows; ++r) {
+      greedy_ids[static_cast<std::size_t>(r)] = greedy_token(std::span<const float>(rows).subspan(
+          static_cast<std::size_t>(r * config_.vocab), static_cast<std::size_t>(config_.vocab)));
+    }
+    return Status::ok_status();
+  }
+  if (!greedy && (logits.rows() != out_rows || logits.cols() != config_.vocab ||
+                  logits.dtype() != DType::kF32)) {
     return make_error(ErrorCode::kInvalidArgument, "forward: logits must be f32 [{}, {}]", out_rows,
                       config_.vocab);
   }
@@ -709,10 +762,21 @@ Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const 
   }
   bool replayed = false;
   if (decode_rows > 0 && record_decode_) {
-    QL_ASSIGN_OR_RETURN(replayed, replay_decode_step(decode_rows));
+    QL_ASSIGN_OR_RETURN(replayed, replay_decode_step(decode_rows, greedy));
   }
   if (!replayed) {
-    QL_RETURN_IF_ERROR(queue_step(T, all_logits, first_sequence, rows_per_sequence));
+    QL_RETURN_IF_ERROR(queue_step(T, all_logits, first_sequence, rows_per_sequence, greedy));
+  }
+  if (greedy) {
+    const std::size_t bytes = greedy_ids.size() * sizeof(int32_t);
+    const int32_t* ids = argmax_ids_.data_as<int32_t>();
+    if (!on_host()) {
+      QL_RETURN_IF_ERROR(dc_->synchronize(ctx_.stream));
+      QL_RETURN_IF_ERROR(dc_->download(host_argmax_.data(), argmax_ids_.data(), 0, bytes));
+      ids = host_argmax_.data_as<int32_t>();
+    }
+    std::copy(ids, ids + greedy_ids.size(), greedy_ids.begin());
+    return Status::ok_status();
   }
   // Logits of the rows asked for, each rank's vocabulary slice into its columns (through the
   // host staging buffer when `logits` is host memory the device cannot write).
@@ -731,8 +795,8 @@ Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const 
   return Status::ok_status();
 }
 
-Status DeviceDecoder::forward_sequence(int64_t sequence, std::span<const int32_t> tokens,
-                                       int64_t start, bool all_logits, MatrixView logits) {
+Status DeviceDecoder::check_rows(int64_t sequence, std::span<const int32_t> tokens,
+                                 int64_t start) const {
   const auto T = static_cast<int64_t>(tokens.size());
   if (T < 1 || T > options_.max_rows) {
     return make_error(ErrorCode::kInvalidArgument, "forward: {} tokens; 1 to {} per call", T,
@@ -748,13 +812,41 @@ Status DeviceDecoder::forward_sequence(int64_t sequence, std::span<const int32_t
                       "forward: positions {}..{} do not fit the context of {} (--ctx)", start,
                       start + T - 1, options_.ctx);
   }
+  return Status::ok_status();
+}
+
+Status DeviceDecoder::forward_sequence(int64_t sequence, std::span<const int32_t> tokens,
+                                       int64_t start, bool all_logits, MatrixView logits) {
+  QL_RETURN_IF_ERROR(check_rows(sequence, tokens, start));
+  const auto T = static_cast<int64_t>(tokens.size());
   // Sequence 0's one-token step is the recorded decode step of one row.
   const int64_t decode_rows = T == 1 && !all_logits && sequence == 0 ? 1 : 0;
   return run_rows(tokens, {}, start, sequence, 0, all_logits, decode_rows, logits);
 }
 
-Status DeviceDecoder::decode_batch(std::span<const int32_t> tokens,
-                                   std::span<const int32_t> positions, MatrixView logits) {
+Result<int32_t> DeviceDecoder::forward_greedy(std::span<const int32_t> tokens, int64_t start) {
+  int32_t id = 0;
+  QL_RETURN_IF_ERROR(check_rows(0, tokens, start));
+  const int64_t decode_rows = tokens.size() == 1 ? 1 : 0;
+  QL_RETURN_IF_ERROR(
+      run_rows(tokens, {}, start, 0, 0, false, decode_rows, MatrixView(), std::span(&id, 1)));
+  return id;
+}
+
+Status DeviceDecoder::decode_batch_greedy(std::span<const int32_t> tokens,
+                                          std::span<const int32_t> positions,
+                                          std::span<int32_t> ids) {
+  QL_RETURN_IF_ERROR(check_batch(tokens, positions));
+  if (ids.size() != tokens.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "decode_batch: {} ids for {} tokens", ids.size(),
+                      tokens.size());
+  }
+  return run_rows(tokens, positions, 0, 0, 1, true, static_cast<int64_t>(tokens.size()),
+                  MatrixView(), ids);
+}
+
+Status DeviceDecoder::check_batch(std::span<const int32_t> tokens,
+                                  std::span<const int32_t> positions) const {
   const auto B = static_cast<int64_t>(tokens.size());
   const int64_t most = std::min(options_.sequences, options_.max_rows);
   if (B < 1 || B > most) {
@@ -775,6 +867,13 @@ Status DeviceDecoder::decode_batch(std::span<const int32_t> tokens,
                         s, positions[s], options_.ctx);
     }
   }
+  return Status::ok_status();
+}
+
+Status DeviceDecoder::decode_batch(std::span<const int32_t> tokens,
+                                   std::span<const int32_t> positions, MatrixView logits) {
+  QL_RETURN_IF_ERROR(check_batch(tokens, positions));
+  const auto B = static_cast<int64_t>(tokens.size());
   return run_rows(tokens, positions, 0, 0, 1, true, B, logits);
 }
 
@@ -799,6 +898,13 @@ class OwningDecoder final : public Decoder {
   Status decode_batch(std::span<const int32_t> tokens, std::span<const int32_t> positions,
                       MatrixView logits) override {
     return decoder_->decode_batch(tokens, positions, logits);
+  }
+  Result<int32_t> forward_greedy(std::span<const int32_t> tokens, int64_t start) override {
+    return decoder_->forward_greedy(tokens, start);
+  }
+  Status decode_batch_greedy(std::span<const int32_t> tokens, std::span<const int32_t> positions,
+                             std::span<int32_t> ids) override {
+    return decoder_->decode_batch_greedy(tokens, positions, ids);
   }
   std::vector<DecoderLayerKernels> kernels() const override { return decoder_->kernels(); }
   uint64_t weight_bytes() const override { return decoder_->weight_bytes(); }

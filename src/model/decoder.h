@@ -105,6 +105,14 @@ class Decoder {
   // that M (the same kernels by M bucket).
   virtual Status decode_batch(std::span<const int32_t> tokens, std::span<const int32_t> positions,
                               MatrixView logits) = 0;
+  // Greedy decoding with the argmax taken on the device (DecoderOps::argmax): the ids
+  // greedy_token (model/sampler.h) would pick from the logits forward / decode_batch write, while
+  // a step downloads one id per row instead of [rows, vocab] floats. forward_greedy: forward()
+  // without all_logits, the id of its last row.
+  virtual Result<int32_t> forward_greedy(std::span<const int32_t> tokens, int64_t start) = 0;
+  virtual Status decode_batch_greedy(std::span<const int32_t> tokens,
+                                     std::span<const int32_t> positions,
+                                     std::span<int32_t> ids) = 0;
   virtual std::vector<DecoderLayerKernels> kernels() const = 0;
   // Bytes of weights one decode step reads (every linear layer once, the embedding row aside).
   virtual uint64_t weight_bytes() const = 0;

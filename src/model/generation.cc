@@ -28,17 +28,24 @@ Result<GenerationResult> generate(Decoder& decoder, std::span<const int32_t> pro
   }
   GenerationResult result;
   std::vector<int32_t> seen(prompt.begin(), prompt.end());
-  std::vector<float> logits(static_cast<std::size_t>(chunk * vocab));
+  // Plain greedy decoding without kept logits takes the argmax on the device: each step brings
+  // back one id, not a row of logits (Decoder::forward_greedy).
+  const bool ids_only = plain_greedy(options.sampling) && !options.keep_logits;
+  std::vector<float> logits(static_cast<std::size_t>((ids_only ? 1 : chunk) * vocab));
+  int32_t next = 0;  // the device's greedy id (ids_only)
 
   // Prefill: chunks of up to max_rows; the last row of the last chunk predicts the first token.
   const Clock::time_point prefill_start = Clock::now();
   for (int64_t start = 0; start < prompt_len; start += chunk) {
     const int64_t n = std::min(chunk, prompt_len - start);
     const bool all = options.keep_logits;
+    const auto part = prompt.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(n));
+    if (ids_only) {
+      QL_ASSIGN_OR_RETURN(next, decoder.forward_greedy(part, start));
+      continue;
+    }
     MatrixView out = MatrixView::dense(logits.data(), DType::kF32, all ? n : 1, vocab);
-    QL_RETURN_IF_ERROR(decoder.forward(
-        prompt.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(n)), start, all,
-        out));
+    QL_RETURN_IF_ERROR(decoder.forward(part, start, all, out));
     if (all) {
       result.logits.insert(result.logits.end(), logits.begin(),
                            logits.begin() + static_cast<std::ptrdiff_t>(n * vocab));
@@ -55,7 +62,8 @@ Result<GenerationResult> generate(Decoder& decoder, std::span<const int32_t> pro
   result.stop_reason = "max_tokens";
   int64_t position = prompt_len;
   for (int64_t step = 0; step < options.max_tokens; ++step) {
-    const int32_t token = sample_token(row, seen, options.sampling, static_cast<uint64_t>(step));
+    const int32_t token =
+        ids_only ? next : sample_token(row, seen, options.sampling, static_cast<uint64_t>(step));
     result.output_ids.push_back(token);
     seen.push_back(token);
     const bool go_on = !on_token || on_token(token);
@@ -72,8 +80,13 @@ Result<GenerationResult> generate(Decoder& decoder, std::span<const int32_t> pro
       result.stop_reason = "context";
       break;
     }
-    MatrixView out = MatrixView::dense(row.data(), DType::kF32, 1, vocab);
-    QL_RETURN_IF_ERROR(decoder.forward(std::span<const int32_t>(&token, 1), position, false, out));
+    const std::span<const int32_t> one(&token, 1);
+    if (ids_only) {
+      QL_ASSIGN_OR_RETURN(next, decoder.forward_greedy(one, position));
+    } else {
+      MatrixView out = MatrixView::dense(row.data(), DType::kF32, 1, vocab);
+      QL_RETURN_IF_ERROR(decoder.forward(one, position, false, out));
+    }
     ++result.decode_steps;
     ++position;
     if (options.keep_logits) result.logits.insert(result.logits.end(), row.begin(), row.end());

@@ -109,6 +109,10 @@ class DecoderOps {
   virtual Status add(MatrixView dst, ConstMatrixView src) = 0;
   // dst = src (columns of a column-parallel output into their place; dtype conversion allowed).
   virtual Status copy(ConstMatrixView src, MatrixView dst) = 0;
+  // ids[0, t] = greedy_token (model/sampler.h) of row t of f32 logits [T, V]: the first index of
+  // the row's maximum, NaN never winning, 0 for a row with nothing above -inf. ids: I32 [1, T].
+  // Greedy decoding on the device: a step then returns T ids instead of T x V floats.
+  virtual Status argmax(ConstMatrixView logits, MatrixView ids) = 0;
 };
 
 class DeviceContext;

@@ -43,6 +43,17 @@ inline Status require_float(std::string_view backend, std::string_view op, std::
   return Status::ok_status();
 }
 
+// `v` is an I32 row of `cols` indices (token ids, positions, argmax's ids).
+inline Status require_i32_row(std::string_view backend, std::string_view op, std::string_view what,
+                              ConstMatrixView v, int64_t cols) {
+  if (v.dtype() != DType::kI32 || v.rows() != 1 || v.cols() != cols) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "{} ops {}: {} is {} [{}, {}]; expected i32 [1, {}]", backend, op, what,
+                      dtype_name(v.dtype()), v.rows(), v.cols(), cols);
+  }
+  return Status::ok_status();
+}
+
 // `v` lives in the device's memory (`expected`), not in another device's or the host's.
 inline Status require_location(std::string_view backend, std::string_view op, ConstMatrixView v,
                                std::string_view what, const Location& expected) {

@@ -35,6 +35,22 @@ double sample_uniform(uint64_t seed, uint64_t step) {
   return static_cast<double>(x >> 11) * 0x1.0p-53;
 }
 
+int32_t greedy_token(std::span<const float> logits) {
+  int32_t best = 0;
+  float best_value = -std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    if (logits[i] > best_value) {  // false for NaN: it never wins
+      best_value = logits[i];
+      best = static_cast<int32_t>(i);
+    }
+  }
+  return best;
+}
+
+bool plain_greedy(const SamplingOptions& o) {
+  return o.temperature == 0.0 && o.repetition_penalty == 1.0;
+}
+
 int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
                      const SamplingOptions& o, uint64_t step) {
   const auto vocab = static_cast<int32_t>(logits.size());
@@ -50,18 +66,7 @@ int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
       l = l < 0 ? l * p : l / p;
     }
   }
-  // Greedy: the first maximum (argmax semantics), NaN never wins.
-  if (o.temperature == 0.0) {
-    int32_t best = 0;
-    float best_value = -std::numeric_limits<float>::infinity();
-    for (int32_t i = 0; i < vocab; ++i) {
-      if (logits[static_cast<std::size_t>(i)] > best_value) {
-        best_value = logits[static_cast<std::size_t>(i)];
-        best = i;
-      }
-    }
-    return best;
-  }
+  if (o.temperature == 0.0) return greedy_token(logits);
   // Candidates by descending logit (ties: lower id first), so every platform orders alike.
   std::vector<int32_t> order(static_cast<std::size_t>(vocab));
   std::iota(order.begin(), order.end(), 0);

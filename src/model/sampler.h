@@ -27,6 +27,14 @@ Status check_sampling(const SamplingOptions& options);
 // The uniform in [0, 1) of draw `step` for `seed` (splitmix64).
 double sample_uniform(uint64_t seed, uint64_t step);
 
+// Greedy decoding's token: the first index of the largest logit; NaN never wins, and a row
+// without any value above -inf gives 0 (every backend's argmax op follows this: model/ops.h).
+int32_t greedy_token(std::span<const float> logits);
+
+// Whether `options` pick greedy_token of the raw logits (no penalty or warper reads them), so a
+// decoder may take the argmax on the device and return ids only (Decoder::forward_greedy).
+bool plain_greedy(const SamplingOptions& options);
+
 // The token for `logits` (vocab floats, modified in place by the penalty and the warpers).
 // `seen`: every token of the sequence so far (prompt and generated), for the repetition penalty.
 int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,

@@ -231,6 +231,10 @@ cudaError_t decoder_silu_mul(DecoderMatrix gate, DecoderMatrix up, DecoderMatrix
 // dst (f32) += src (f32 / bf16 / f16).
 cudaError_t decoder_add(DecoderMatrix dst, DecoderMatrix src, int64_t rows, int64_t cols,
                         cudaStream_t stream);
+// ids[t] = the first index of row t's maximum of f32 logits [rows, cols] (NaN never wins; 0 when
+// nothing is above -inf): greedy decoding on the device (decoder_argmax.cu).
+cudaError_t decoder_argmax(DecoderMatrix logits, int64_t rows, int64_t cols, int32_t* ids,
+                           cudaStream_t stream);
 // dst = src, converted.
 cudaError_t decoder_copy(DecoderMatrix src, DecoderMatrix dst, int64_t rows, int64_t cols,
                          cudaStream_t stream);

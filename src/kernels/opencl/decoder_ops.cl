@@ -172,3 +172,38 @@ kernel void copy(const global uchar* src, ulong s_off, ulong s_ld, int s_dtype, 
   ql_store(dst, d_off + (ulong)t * d_ld + i, d_dtype,
            ql_load(src, s_off + (ulong)t * s_ld + i, s_dtype));
 }
+
+// ids[t] = the first index of row t's maximum (NaN never wins; 0 when nothing is above -inf),
+// one work-group of QL_NORM_LANES per row: greedy decoding on the device (model/ops.h argmax).
+kernel void argmax(const global float* logits, ulong l_off, ulong l_ld, global int* ids,
+                   ulong ids_off, int cols) {
+  local float best_value[QL_NORM_LANES];
+  local int best_index[QL_NORM_LANES];
+  const int t = get_group_id(0);
+  const int lane = get_local_id(0);
+  const global float* row = logits + l_off + (ulong)t * l_ld;
+  // Each lane keeps the first of its maxima (strict >: NaN and -inf never enter); INT_MAX: none.
+  float v = -INFINITY;
+  int index = INT_MAX;
+  for (int i = lane; i < cols; i += QL_NORM_LANES) {
+    if (row[i] > v) {
+      v = row[i];
+      index = i;
+    }
+  }
+  best_value[lane] = v;
+  best_index[lane] = index;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_width = QL_NORM_LANES / 2; half_width > 0; half_width /= 2) {
+    if (lane < half_width) {
+      const float ov = best_value[lane + half_width];
+      const int oi = best_index[lane + half_width];
+      if (ov > best_value[lane] || (ov == best_value[lane] && oi < best_index[lane])) {
+        best_value[lane] = ov;
+        best_index[lane] = oi;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lane == 0) ids[ids_off + t] = best_index[0] == INT_MAX ? 0 : best_index[0];
+}

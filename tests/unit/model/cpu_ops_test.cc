@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "argmax_rows.h"
 #include "model/ops.h"
 
 namespace qlinear {
@@ -229,6 +230,32 @@ TEST(CpuOps, RopeNormsAndSiluMul) {
   for (int i = 0; i < 6; ++i) {
     EXPECT_NEAR(out[i], g[i] / (1 + std::exp(-double(g[i]))) * u[i], 1e-6);
   }
+}
+
+// The ids greedy decoding picks (model/ops.h argmax), against rows whose answers are known by
+// construction (argmax_rows.h: ties, NaN, rows without a value above -inf, padding that would
+// win).
+TEST(CpuOps, ArgmaxIsTheFirstMaximumNanNeverWinning) {
+  auto ops = make_cpu_ops(1);
+  for (const int64_t cols : {int64_t{10}, int64_t{1003}, int64_t{128256}}) {
+    const test_rows::ArgmaxRows r = test_rows::argmax_rows(cols, 3);
+    std::vector<int32_t> ids(static_cast<std::size_t>(r.rows), -1);
+    ASSERT_TRUE(ops->argmax(ConstMatrixView(r.values.data(), DType::kF32, r.rows, r.cols, r.ld),
+                            MatrixView::dense(ids.data(), DType::kI32, 1, r.rows))
+                    .ok());
+    for (int64_t t = 0; t < r.rows; ++t) {
+      EXPECT_EQ(ids[static_cast<std::size_t>(t)], r.expected[static_cast<std::size_t>(t)])
+          << "row " << t << " of " << cols;
+    }
+  }
+  std::vector<float> logits(6, 1.0f);
+  std::vector<int32_t> ids(3);
+  EXPECT_FALSE(ops->argmax(ConstMatrixView::dense(logits.data(), DType::kF32, 2, 3),
+                           MatrixView::dense(ids.data(), DType::kI32, 1, 3))
+                   .ok());
+  EXPECT_FALSE(ops->argmax(ConstMatrixView::dense(logits.data(), DType::kF32, 2, 3),
+                           MatrixView::dense(logits.data(), DType::kF32, 1, 2))
+                   .ok());
 }
 
 TEST(CpuOps, OutOfRangeInputsAreErrors) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "argmax_rows.h"
 #include "core/tensor.h"
 #include "kernels/device_context.h"
 #include "model/ops.h"
@@ -530,6 +531,28 @@ TEST_F(CudaOpsTest, OutOfRangeDeviceIndicesWriteNanOrNothing) {
   for (int64_t i = 0; i < 2 * d; ++i) {
     EXPECT_FALSE(std::isnan(a[static_cast<std::size_t>(i)]));
     EXPECT_TRUE(std::isnan(a[static_cast<std::size_t>(2 * d + i)]));
+  }
+}
+
+// The greedy ids of rows whose answers are known by construction (argmax_rows.h: ties across the
+// kernel's threads and passes, NaN, rows without a value above -inf, padding that would win), the
+// logits at an offset with a leading dimension; the CPU ops pick the same.
+TEST_F(CudaOpsTest, ArgmaxIsTheFirstMaximumNanNeverWinning) {
+  for (const int64_t cols : {int64_t{10}, int64_t{1003}, int64_t{128256}}) {
+    const test_rows::ArgmaxRows r = test_rows::argmax_rows(cols, 5);
+    std::vector<float> values(3, 1e30f);  // 3 elements before (0, 0)
+    values.insert(values.end(), r.values.begin(), r.values.end());
+    Pair logits = make(DType::kF32, r.rows, r.cols, r.ld, 3, values);
+    Pair ids = make(DType::kI32, 1, r.rows, r.rows, 2, std::vector<float>{-1.0f});
+    ASSERT_TRUE(gpu_->argmax(logits.device_view(), ids.device_view()).ok());
+    ASSERT_TRUE(cpu_->argmax(logits.host_view(), ids.host_view()).ok());
+    const std::vector<float> got = device_floats(ids);
+    const std::vector<float> cpu = host_floats(ids);
+    for (int64_t t = 0; t < r.rows; ++t) {
+      const auto i = static_cast<std::size_t>(t);
+      EXPECT_EQ(static_cast<int32_t>(got[i]), r.expected[i]) << "row " << t << " of " << cols;
+      EXPECT_EQ(static_cast<int32_t>(cpu[i]), r.expected[i]) << "cpu row " << t << " of " << cols;
+    }
   }
 }
 

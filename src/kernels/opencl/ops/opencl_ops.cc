@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,9 +49,9 @@ class OpenClOps final : public DecoderOps {
 
   Status load() {
     const char* names[] = {"embed",     "rms_norm", "head_rms_norm", "rope", "store_rows",
-                           "attention", "silu_mul", "add",           "copy"};
+                           "attention", "silu_mul", "add",           "copy", "argmax"};
     opencl::KernelHandle* slots[] = {&embed_,     &rms_norm_, &head_rms_norm_, &rope_, &store_rows_,
-                                     &attention_, &silu_mul_, &add_,           &copy_};
+                                     &attention_, &silu_mul_, &add_,           &copy_, &argmax_};
     for (std::size_t i = 0; i < std::size(names); ++i) {
       QL_ASSIGN_OR_RETURN(*slots[i], device_.kernel(kFile, names[i]));
     }
@@ -265,6 +266,21 @@ class OpenClOps final : public DecoderOps {
                 arg(d.ld), arg(d.dtype), arg(cols), arg(rows)});
   }
 
+  Status argmax(ConstMatrixView logits, MatrixView ids) override {
+    QL_RETURN_IF_ERROR(require_f32("argmax", "logits", logits));
+    QL_RETURN_IF_ERROR(require_device("argmax", logits, "logits"));
+    QL_RETURN_IF_ERROR(ops_checks::require_i32_row("opencl", "argmax", "ids", ids, logits.rows()));
+    QL_RETURN_IF_ERROR(require_device("argmax", ids, "ids"));
+    if (logits.cols() > std::numeric_limits<cl_int>::max()) {
+      return make_error(ErrorCode::kInvalidArgument, "opencl ops argmax: {} columns do not fit i32",
+                        logits.cols());
+    }
+    const View lv = view_of(logits), iv = view_of(ids);
+    const cl_int cols = static_cast<cl_int>(logits.cols());
+    return run(argmax_, "argmax", {dim(logits.rows()) * kNormLanes}, {kNormLanes},
+               {arg(lv.mem), arg(lv.offset), arg(lv.ld), arg(iv.mem), arg(iv.offset), arg(cols)});
+  }
+
  private:
   // An i32 index view as the kernels take it.
   struct Index {
@@ -338,7 +354,7 @@ class OpenClOps final : public DecoderOps {
 
   opencl::Context& device_;
   opencl::KernelHandle embed_, rms_norm_, head_rms_norm_, rope_, store_rows_, attention_, silu_mul_,
-      add_, copy_;
+      add_, copy_, argmax_;
   opencl::BufferHandle index_buffer_;
   std::size_t index_bytes_ = 0;
 };
