@@ -10,7 +10,10 @@
 # QLINEAR_CUDA_GEMV_PIPE=0|1|2 forces the one-stage or the two-stage register pipeline or the
 # cp.async ring (the "bench" stage runs the registry's own choice, "pipe" each of BENCH_PIPES; the
 # grid and sanitizer stages run each of PIPES, the sweep each of SWEEP_PIPES; NCU_CFGS entries
-# name one, -1 for the default). MODELS: the synthetic models of the "model" stage.
+# name one, -1 for the default). MODELS: the synthetic models of the "model" stage, MODEL_RUNS its
+# FORMAT[@BATCH][:ENV=VALUE] runs of bench-model, PEER_RUNS its MODEL:QUANT runs of PyTorch's
+# decode peer (results in bench_model.jsonl and gpu_decode_peer_MODEL_QUANT.json; COMPILE=1 for
+# the torch.compile'd step, PEER_S its time limit).
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-$HERE/out}"
@@ -146,24 +149,33 @@ if has sanitizer; then
 fi
 
 if has model; then
-  # FORMAT[:ENV=VALUE] runs (the environment picks the gemv variant or disables it).
+  # FORMAT[@BATCH][:ENV=VALUE] runs (the environment picks the gemv variant or disables it; BATCH
+  # is bench-model --batch, default 1).
   for model in ${MODELS:-llama3.2-1b}; do
     for run in ${MODEL_RUNS:-w4a16g128 w4a16g128:QLINEAR_CUDA_GEMV_PIPE=0 w4a16g128:QLINEAR_DISABLED_KERNELS=cuda.int.gemv.sm80 w8a16}; do
-      fmt="${run%%:*}"
+      spec="${run%%:*}"
+      fmt="${spec%%@*}"
+      batch=1
+      [[ "$spec" == *@* ]] && batch="${spec#*@}"
       envs=()
       [[ "$run" == *:* ]] && envs=("${run#*:}")
       stamp "bench-model $model $run"
       timeout "$(lim 90)" env "${envs[@]}" "$QL" bench-model --device cuda --synthetic "$model" \
-        --format "$fmt" --prompt-len 128 --gen-len 128 --json 2>>"$LOGS/bench_model.err" |
+        --format "$fmt" --batch "$batch" --prompt-len 128 --gen-len 128 --json \
+        2>>"$LOGS/bench_model.err" |
         sed "s|^{|{\"model\":\"$model\",\"run\":\"$run\",|" | tee -a "$OUT/bench_model.jsonl"
     done
   done
   tail -3 "$LOGS/bench_model.err"
   if [[ -f "$HERE/tools/gpu_decode_peer.py" ]]; then
-    stamp "gpu_decode_peer"
-    MODEL=llama3.2-1b QUANT=int4 COMPILE="${COMPILE:-0}" OUT="$OUT" timeout "$(lim 90)" \
-      python3 "$HERE/tools/gpu_decode_peer.py" >"$LOGS/decode_peer.log" 2>&1
-    tail -5 "$LOGS/decode_peer.log"
+    # PEER_RUNS: MODEL:QUANT entries of PyTorch's decode step (gpu_decode_peer.py).
+    for peer in ${PEER_RUNS:-llama3.2-1b:int4}; do
+      stamp "gpu_decode_peer $peer"
+      MODEL="${peer%%:*}" QUANT="${peer#*:}" COMPILE="${COMPILE:-0}" OUT="$OUT" \
+        timeout "$(lim "${PEER_S:-90}")" python3 "$HERE/tools/gpu_decode_peer.py" \
+        >>"$LOGS/decode_peer.log" 2>&1
+      tail -1 "$LOGS/decode_peer.log"
+    done
   fi
 fi
 
