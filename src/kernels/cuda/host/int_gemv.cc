@@ -108,13 +108,13 @@ class GemvPrepared final : public PreparedLinear {
 
  private:
   // Warps per tile (wk, splitting K) and tiles per block. The smallest wk whose grid fits one
-  // wave of resident blocks at least half full: the longest stream per warp and the least
-  // reduction while the SMs are still fed (H200, 4096x28672: wk 1 30.6 us against the wave
-  // score's wk 8 34.8). Else the split whose last wave of blocks is fullest, slightly penalised
-  // per doubling (each one adds a reduction and shortens the stream a warp keeps in flight), with
-  // at least 2 steps per warp. Both rules picked the fastest wk of the sweep on each of the seven
-  // shapes of bench/results/h200-decode-2026-12-02b. QLINEAR_CUDA_GEMV_WK=1|2|4|8 fixes wk (a
-  // tuning knob for measurements).
+  // wave of resident blocks at least half full (three quarters for M 9-16, below): the longest
+  // stream per warp and the least reduction while the SMs are still fed (H200, 4096x28672: wk 1
+  // 30.6 us against the wave score's wk 8 34.8). Else the split whose last wave of blocks is
+  // fullest, slightly penalised per doubling (each one adds a reduction and shortens the stream a
+  // warp keeps in flight), with at least 2 steps per warp. Both rules picked the fastest wk of the
+  // sweep on each of the seven shapes of bench/results/h200-decode-2026-12-02b.
+  // QLINEAR_CUDA_GEMV_WK=1|2|4|8 fixes wk (a tuning knob for measurements).
   void choose_split(launch::GemvParams& prm, int n8) const {
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_GEMV_WK");
@@ -132,11 +132,16 @@ class GemvPrepared final : public PreparedLinear {
     auto waves_of = [&](int wk) {
       return std::ceil(static_cast<double>(prm.tiles) / (kMaxWarps / wk)) / capacity;
     };
+    // "Fed": a wave half full at 3 blocks (24 warps) per SM; the two-n8-tile ring holds 2 blocks
+    // (16 warps) per SM, and half of that streamed too little (H200, M = 16, 8192x10240: wk 2 at
+    // 0.61 of a wave 35.8 us, wk 8 33.2; bench/results/h200-decode-2026-12-02d), so it asks for
+    // three quarters (12 warps per SM either way).
+    const double fed = n8 == 1 ? 0.5 : 0.75;
     for (int wk = 1; wk <= kMaxWarps; wk *= 2) {
       if (wk > 1 && prm.steps < 2 * wk) break;
       const double waves = waves_of(wk);
       if (waves > 1.0) break;  // more warps per tile only make more waves
-      if (waves >= 0.5) {
+      if (waves >= fed) {
         apply(wk);
         return;
       }
