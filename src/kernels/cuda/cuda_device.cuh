@@ -12,6 +12,13 @@
 
 namespace qlinear::cuda_device {
 
+// Row t's cache row for position p (launch.h DecoderCache: sequence t / sequence_rows, or the
+// first sequence when sequence_rows is 0).
+__device__ __forceinline__ int64_t cache_row(const cuda_launch::DecoderCache& c, int64_t t,
+                                             int64_t p) {
+  return (c.sequence_rows > 0 ? t / c.sequence_rows : 0) * c.capacity + p;
+}
+
 __device__ __forceinline__ float load_element(const void* p, int64_t i, int code) {
   if (code == cuda_launch::kF32) return static_cast<const float*>(p)[i];
   if (code == cuda_launch::kBF16) return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);

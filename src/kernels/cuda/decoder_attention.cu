@@ -77,15 +77,15 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   const int64_t o_bytes = a.out.code == kF32 ? 4 : 2;
   void* out =
       static_cast<char*>(a.out.data) + (t * a.out.ld + static_cast<int64_t>(h) * d) * o_bytes;
-  if (last < 0 || last >= a.capacity) {
+  if (last < 0 || last >= a.cache.capacity) {
     for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
       store_exact(out, i, NAN, a.out.code);
     }
     return;
   }
   int first = a.window > 0 ? max(0, last - a.window + 1) : 0;
-  // Row t's sequence's position 0 among the cache rows (DecoderCache).
-  const int64_t base = (a.sequence_rows > 0 ? t / a.sequence_rows : 0) * a.capacity;
+  // Row t's sequence's position 0 among the cache rows.
+  const int64_t base = cuda_device::cache_row(a.cache, t, 0);
   int end = last;  // this block's keys: [first, end]
   const int split = static_cast<int>(blockIdx.z);
   int used = 1;  // parts holding keys (the same in every block of the row and head)
@@ -122,11 +122,11 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
       const void* key =
-          element_row<kCode>(a.k, base + min(j0 + b, end), static_cast<int64_t>(kvh) * d);
+          element_row<kCode>(a.cache.k, base + min(j0 + b, end), static_cast<int64_t>(kvh) * d);
 #pragma unroll
       for (int k = 0; k < kPerLane; ++k) {
         const int i = lane + 32 * k;
-        kv[b][k] = i < d ? load_exact(key, i, code_of<kCode>(a.k)) : 0.0f;
+        kv[b][k] = i < d ? load_exact(key, i, code_of<kCode>(a.cache.k)) : 0.0f;
       }
     }
 #pragma unroll
@@ -145,11 +145,11 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
       const void* value =
-          element_row<kCode>(a.v, base + min(j0 + b, end), static_cast<int64_t>(kvh) * d);
+          element_row<kCode>(a.cache.v, base + min(j0 + b, end), static_cast<int64_t>(kvh) * d);
 #pragma unroll
       for (int k = 0; k < kPerLane; ++k) {
         const int i = lane + 32 * k;
-        kv[b][k] = i < d ? load_exact(value, i, code_of<kCode>(a.v)) : 0.0f;
+        kv[b][k] = i < d ? load_exact(value, i, code_of<kCode>(a.cache.v)) : 0.0f;
       }
     }
 #pragma unroll
@@ -278,10 +278,11 @@ cudaError_t launch_as(const DecoderAttention& a, cudaStream_t stream) {
 // Caches of one dtype get their kernel; mixed ones read the codes at run time.
 template <int kPerLane>
 cudaError_t launch(const DecoderAttention& a, cudaStream_t stream) {
-  if (a.k.code == a.v.code) {
-    if (a.k.code == kF32) return launch_as<kPerLane, kF32>(a, stream);
-    if (a.k.code == kBF16) return launch_as<kPerLane, kBF16>(a, stream);
-    if (a.k.code == kF16) return launch_as<kPerLane, kF16>(a, stream);
+  const int code = a.cache.k.code;
+  if (code == a.cache.v.code) {
+    if (code == kF32) return launch_as<kPerLane, kF32>(a, stream);
+    if (code == kBF16) return launch_as<kPerLane, kBF16>(a, stream);
+    if (code == kF16) return launch_as<kPerLane, kF16>(a, stream);
   }
   return launch_as<kPerLane, -1>(a, stream);
 }

@@ -19,6 +19,7 @@
 namespace qlinear::cuda_launch {
 namespace {
 
+using cuda_device::cache_row;
 using cuda_device::load_exact;
 using cuda_device::store_exact;
 
@@ -27,11 +28,6 @@ using cuda_device::store_exact;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 constexpr int kThreads = 256;
-
-// Row t's cache row for position p (DecoderCache).
-__device__ __forceinline__ int64_t cache_row(const DecoderCache& c, int64_t t, int64_t p) {
-  return (c.sequence_rows > 0 ? t / c.sequence_rows : 0) * c.capacity + p;
-}
 
 __device__ __forceinline__ void* at(DecoderMatrix m, int64_t row) {
   const int64_t bytes = m.code == kF32 ? 4 : 2;
@@ -50,6 +46,17 @@ __global__ void embed_kernel(DecoderMatrix table, int64_t vocab, const int32_t* 
   }
 }
 
+// Pair (a, b) = (x[i], x[i + half]) rotated by position p's angle of pair i (rope_kernel and
+// rope_store_kv_kernel: the CPU ops' arithmetic, no FMA contraction).
+__device__ __forceinline__ void rotate_pair(float& a, float& b, DecoderMatrix cos,
+                                            DecoderMatrix sin, int32_t p, int64_t i) {
+  const float c = static_cast<const float*>(at(cos, p))[i];
+  const float s = static_cast<const float*>(at(sin, p))[i];
+  const float a0 = a;
+  a = __fsub_rn(__fmul_rn(a0, c), __fmul_rn(b, s));
+  b = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a0, s));
+}
+
 __global__ void rope_kernel(DecoderMatrix x, int64_t rows, int64_t heads, int64_t half,
                             const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
                             int64_t table_positions) {
@@ -60,13 +67,12 @@ __global__ void rope_kernel(DecoderMatrix x, int64_t rows, int64_t heads, int64_
     const int64_t t = e / (half * heads);
     const int32_t p = positions[t];
     if (p < 0 || p >= table_positions) continue;
-    const float c = static_cast<const float*>(at(cos, p))[i];
-    const float s = static_cast<const float*>(at(sin, p))[i];
     float* v = static_cast<float*>(at(x, t)) + h * 2 * half;
-    const float a = v[i];
-    const float b = v[i + half];
-    v[i] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
-    v[i + half] = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, s));
+    float a = v[i];
+    float b = v[i + half];
+    rotate_pair(a, b, cos, sin, p, i);
+    v[i] = a;
+    v[i + half] = b;
   }
 }
 
@@ -117,12 +123,7 @@ __global__ void rope_store_kv_kernel(DecoderMatrix q, DecoderMatrix k, DecoderMa
     float ra = x[i];
     float rb = x[i + half];
     if (p >= 0 && p < table_positions) {  // else left as it is, as rope_kernel leaves it
-      const float c = static_cast<const float*>(at(cos, p))[i];
-      const float s = static_cast<const float*>(at(sin, p))[i];
-      const float a = ra;
-      const float b = rb;
-      ra = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
-      rb = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, s));
+      rotate_pair(ra, rb, cos, sin, p, i);
       x[i] = ra;
       x[i + half] = rb;
     }

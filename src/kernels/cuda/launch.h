@@ -203,10 +203,9 @@ cudaError_t decoder_rope_store_kv(DecoderMatrix q, DecoderMatrix k, DecoderMatri
 struct DecoderAttention {
   DecoderMatrix q;  // f32 [rows, heads * head_dim]
   const int32_t* positions = nullptr;
-  DecoderMatrix k;  // the layer's key rows [sequences * capacity, kv_heads * head_dim]
-  DecoderMatrix v;
-  int64_t capacity = 0;
-  int64_t sequence_rows = 0;  // row t reads sequence t / sequence_rows (DecoderCache); 0: one
+  // The layer's key and value rows [sequences * capacity, kv_heads * head_dim]; row t reads its
+  // sequence's (DecoderCache).
+  DecoderCache cache;
   int heads = 0;
   int kv_heads = 0;
   int head_dim = 0;  // at most kDecoderMaxHeadDim

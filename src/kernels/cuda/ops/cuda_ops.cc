@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "core/tensor.h"
@@ -139,10 +140,17 @@ class CudaOps final : public DecoderOps {
     if (unfused) {
       return DecoderOps::rope_store_kv(q, k, v, head_dim, positions, table, cache, layer);
     }
-    QL_RETURN_IF_ERROR(rope_checks("rope_store_kv", q, head_dim, positions, table).status());
-    QL_RETURN_IF_ERROR(rope_checks("rope_store_kv", k, head_dim, positions, table).status());
-    QL_ASSIGN_OR_RETURN(const int32_t* index,
-                        store_kv_checks("rope_store_kv", k, v, positions, cache, layer));
+    constexpr std::string_view op = "rope_store_kv";
+    QL_RETURN_IF_ERROR(rope_view_checks(op, q, head_dim, positions, table));
+    QL_RETURN_IF_ERROR(rope_view_checks(op, k, head_dim, positions, table));
+    QL_RETURN_IF_ERROR(store_kv_view_checks(op, k, v, positions, cache, layer));
+    // The positions once, against both limits, with rope's message first as the three ops give.
+    QL_ASSIGN_OR_RETURN(
+        const int32_t* index,
+        indices(op, positions, std::min(table.positions, cache.capacity), [&](int32_t p, int64_t) {
+          return p < 0 || p >= table.positions ? rotary_range_error(p, table)
+                                               : cache_range_error(p, cache);
+        }));
     QL_CUDA(launch::decoder_rope_store_kv(matrix_of(q), matrix_of(k), matrix_of(v), q.rows(),
                                           q.cols() / head_dim, cache.kv_heads, head_dim, index,
                                           matrix_of(table.cos), matrix_of(table.sin),
@@ -181,10 +189,7 @@ class CudaOps final : public DecoderOps {
     launch::DecoderAttention a;
     a.q = matrix_of(q);
     a.positions = index;
-    a.k = matrix_of(cache.layer_k(layer));
-    a.v = matrix_of(cache.layer_v(layer));
-    a.capacity = cache.capacity;
-    a.sequence_rows = cache.rows_per_sequence;
+    a.cache = cache_of(cache, layer);
     a.heads = static_cast<int>(shape.heads);
     a.kv_heads = static_cast<int>(shape.kv_heads);
     a.head_dim = static_cast<int>(d);
@@ -268,6 +273,13 @@ class CudaOps final : public DecoderOps {
   // rope's checks of x, the table and the positions; the positions as the kernels read them.
   Result<const int32_t*> rope_checks(std::string_view op, MatrixView x, int64_t head_dim,
                                      ConstMatrixView positions, const RopeTable& table) {
+    QL_RETURN_IF_ERROR(rope_view_checks(op, x, head_dim, positions, table));
+    return indices(op, positions, table.positions,
+                   [&](int32_t p, int64_t) { return rotary_range_error(p, table); });
+  }
+  // rope_checks without the positions' values.
+  Status rope_view_checks(std::string_view op, MatrixView x, int64_t head_dim,
+                          ConstMatrixView positions, const RopeTable& table) {
     QL_RETURN_IF_ERROR(require_f32(op, "x", x));
     QL_RETURN_IF_ERROR(require_device(op, x, "x"));
     const int64_t half = head_dim / 2;
@@ -282,11 +294,17 @@ class CudaOps final : public DecoderOps {
     QL_RETURN_IF_ERROR(require_f32(op, "the sin table", table.sin));
     QL_RETURN_IF_ERROR(require_device(op, table.cos, "the cos table"));
     QL_RETURN_IF_ERROR(require_device(op, table.sin, "the sin table"));
-    return indices(op, positions, table.positions, [&](int32_t p, int64_t) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "position {} is outside the rotary table [0, {}) (--ctx)", p,
-                        table.positions);
-    });
+    return Status::ok_status();
+  }
+  static Status rotary_range_error(int32_t p, const RopeTable& table) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "position {} is outside the rotary table [0, {}) (--ctx)", p,
+                      table.positions);
+  }
+  static Status cache_range_error(int32_t p, const KvCacheView& cache) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "position {} does not fit the KV cache of {} positions (--ctx)", p,
+                      cache.capacity);
   }
 
   // store_kv's checks of k, v, the cache and the positions; the positions as the kernels read
@@ -294,6 +312,13 @@ class CudaOps final : public DecoderOps {
   Result<const int32_t*> store_kv_checks(std::string_view op, ConstMatrixView k, ConstMatrixView v,
                                          ConstMatrixView positions, const KvCacheView& cache,
                                          int64_t layer) {
+    QL_RETURN_IF_ERROR(store_kv_view_checks(op, k, v, positions, cache, layer));
+    return indices(op, positions, cache.capacity,
+                   [&](int32_t p, int64_t) { return cache_range_error(p, cache); });
+  }
+  // store_kv_checks without the positions' values.
+  Status store_kv_view_checks(std::string_view op, ConstMatrixView k, ConstMatrixView v,
+                              ConstMatrixView positions, const KvCacheView& cache, int64_t layer) {
     const int64_t width = cache.kv_heads * cache.head_dim;
     QL_RETURN_IF_ERROR(require_shape(op, "k", k, positions.cols(), width));
     QL_RETURN_IF_ERROR(require_shape(op, "v", v, positions.cols(), width));
@@ -302,11 +327,7 @@ class CudaOps final : public DecoderOps {
     QL_RETURN_IF_ERROR(require_float(op, "k", k));
     QL_RETURN_IF_ERROR(require_float(op, "v", v));
     QL_RETURN_IF_ERROR(require_cache(op, cache, layer, k.rows()));
-    return indices(op, positions, cache.capacity, [&](int32_t p, int64_t) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "position {} does not fit the KV cache of {} positions (--ctx)", p,
-                        cache.capacity);
-    });
+    return Status::ok_status();
   }
 
   // Host indices are checked with `out_of_range(value, t)` and copied to the device; device ones
