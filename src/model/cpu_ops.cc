@@ -343,9 +343,8 @@ class CpuOps final : public DecoderOps {
   }
 
   Status argmax(ConstMatrixView logits, MatrixView ids) override {
-    QL_RETURN_IF_ERROR(require_f32("argmax", "logits", logits));
+    QL_RETURN_IF_ERROR(ops_checks::require_argmax("cpu", logits, ids));
     QL_RETURN_IF_ERROR(require_host("argmax", logits, "logits"));
-    QL_RETURN_IF_ERROR(ops_checks::require_i32_row("cpu", "argmax", "ids", ids, logits.rows()));
     QL_RETURN_IF_ERROR(require_host("argmax", ids, "ids"));
     auto* out = ids.row_as<int32_t>(0);
     for (int64_t t = 0; t < logits.rows(); ++t) {

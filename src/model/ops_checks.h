@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string_view>
 
 #include "core/status.h"
@@ -50,6 +51,18 @@ inline Status require_i32_row(std::string_view backend, std::string_view op, std
     return make_error(ErrorCode::kInvalidArgument,
                       "{} ops {}: {} is {} [{}, {}]; expected i32 [1, {}]", backend, op, what,
                       dtype_name(v.dtype()), v.rows(), v.cols(), cols);
+  }
+  return Status::ok_status();
+}
+
+// argmax's operands (model/ops.h): f32 logits [T, V], ids i32 [1, T], every column index an i32.
+inline Status require_argmax(std::string_view backend, ConstMatrixView logits,
+                             ConstMatrixView ids) {
+  QL_RETURN_IF_ERROR(require_f32(backend, "argmax", "logits", logits));
+  QL_RETURN_IF_ERROR(require_i32_row(backend, "argmax", "ids", ids, logits.rows()));
+  if (logits.cols() > std::numeric_limits<int32_t>::max()) {
+    return make_error(ErrorCode::kInvalidArgument, "{} ops argmax: {} columns do not fit i32",
+                      backend, logits.cols());
   }
   return Status::ok_status();
 }

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -239,14 +238,9 @@ class CudaOps final : public DecoderOps {
   }
 
   Status argmax(ConstMatrixView logits, MatrixView ids) override {
-    QL_RETURN_IF_ERROR(require_f32("argmax", "logits", logits));
+    QL_RETURN_IF_ERROR(ops_checks::require_argmax("cuda", logits, ids));
     QL_RETURN_IF_ERROR(require_device("argmax", logits, "logits"));
-    QL_RETURN_IF_ERROR(ops_checks::require_i32_row("cuda", "argmax", "ids", ids, logits.rows()));
     QL_RETURN_IF_ERROR(require_device("argmax", ids, "ids"));
-    if (logits.cols() > std::numeric_limits<int32_t>::max()) {
-      return make_error(ErrorCode::kInvalidArgument, "cuda ops argmax: {} columns do not fit i32",
-                        logits.cols());
-    }
     QL_CUDA(launch::decoder_argmax(matrix_of(logits), logits.rows(), logits.cols(),
                                    pointer_of<int32_t>(ids), stream_));
     return Status::ok_status();

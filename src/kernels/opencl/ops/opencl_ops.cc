@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -267,14 +266,9 @@ class OpenClOps final : public DecoderOps {
   }
 
   Status argmax(ConstMatrixView logits, MatrixView ids) override {
-    QL_RETURN_IF_ERROR(require_f32("argmax", "logits", logits));
+    QL_RETURN_IF_ERROR(ops_checks::require_argmax("opencl", logits, ids));
     QL_RETURN_IF_ERROR(require_device("argmax", logits, "logits"));
-    QL_RETURN_IF_ERROR(ops_checks::require_i32_row("opencl", "argmax", "ids", ids, logits.rows()));
     QL_RETURN_IF_ERROR(require_device("argmax", ids, "ids"));
-    if (logits.cols() > std::numeric_limits<cl_int>::max()) {
-      return make_error(ErrorCode::kInvalidArgument, "opencl ops argmax: {} columns do not fit i32",
-                        logits.cols());
-    }
     const View lv = view_of(logits), iv = view_of(ids);
     const cl_int cols = static_cast<cl_int>(logits.cols());
     return run(argmax_, "argmax", {dim(logits.rows()) * kNormLanes}, {kNormLanes},
