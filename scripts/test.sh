@@ -8,8 +8,9 @@ bash scripts/install_deps.sh
 cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$(nproc)"
 # tests/lsan.supp: a third-party OpenCL driver's allocation that lives until exit.
-LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
-  ctest --preset ci -j "$(nproc)"
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+# scripts/ctest_lsan_retry.sh: a test that failed only by LSan's tracer crashing runs once more.
+bash scripts/ctest_lsan_retry.sh build-ci --preset ci -j "$(nproc)"
 
 # --tsan: the threaded kernel tests under ThreadSanitizer as well (a second, smaller build).
 [ "${1:-}" = "--tsan" ] || exit 0
