@@ -297,7 +297,10 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
   result.total_tokens_per_s = result.decode_tokens_per_s * static_cast<double>(options.batch);
   // Weights once per step, the embedding row, and the KV cache rows attention reads (mean over
   // the decoded positions).
-  const int64_t kv_bytes = dopts.kv_dtype == DType::kBF16 ? 2 : 4;
+  // An FP8 cache: one byte per element plus a 4-byte scale per row and kv head.
+  const double kv_bytes = dopts.kv_dtype == DType::kF8E4M3
+                              ? 1.0 + 4.0 / static_cast<double>(c.head_dim)
+                              : (dopts.kv_dtype == DType::kBF16 ? 2.0 : 4.0);
   const double mean_positions =
       static_cast<double>(options.prompt_len) + static_cast<double>(options.gen_len) / 2.0;
   // With a batch: per decode step, the weights once and every sequence's row and cache.
@@ -306,7 +309,7 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
       static_cast<uint64_t>(options.batch) *
           (static_cast<uint64_t>(c.hidden * 2) +
            static_cast<uint64_t>(2.0 * static_cast<double>(c.layers) * mean_positions *
-                                 static_cast<double>(c.kv_size()) * static_cast<double>(kv_bytes)));
+                                 static_cast<double>(c.kv_size()) * kv_bytes));
   result.membw_gbps = 0.5 * (before + after);
   result.ratio_membw = result.membw_gbps > 0.0
                            ? static_cast<double>(result.bytes_per_token) *

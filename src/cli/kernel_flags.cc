@@ -55,8 +55,10 @@ void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set) {
       ->check(CLI::IsMember({"f32", "bf16"}))
       ->capture_default_str();
   if (set.kv_dtype) {
-    cmd->add_option("--kv-dtype", flags->kv_dtype, "KV cache: f32 or bf16")
-        ->check(CLI::IsMember({"f32", "bf16"}))
+    cmd->add_option("--kv-dtype", flags->kv_dtype,
+                    "KV cache: f32, bf16 or fp8 (e4m3 with a scale per position and kv head; "
+                    "CPU and CUDA)")
+        ->check(CLI::IsMember({"f32", "bf16", "fp8"}))
         ->capture_default_str();
   }
   if (set.int8_activations) add_int8_activations_flag(cmd, &flags->int8_activations);
@@ -73,7 +75,9 @@ Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags) {
   options.tp = flags.tp;
   options.threads = flags.threads;
   options.act_dtype = flags.dtype == "bf16" ? DType::kBF16 : DType::kF32;
-  options.kv_dtype = flags.kv_dtype == "bf16" ? DType::kBF16 : DType::kF32;
+  options.kv_dtype = flags.kv_dtype == "bf16"  ? DType::kBF16
+                     : flags.kv_dtype == "fp8" ? DType::kF8E4M3
+                                               : DType::kF32;
   options.record_decode = !flags.eager;
   return options;
 }

@@ -5,12 +5,15 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <tuple>
 #include <utility>
 
+#include "model/kv_fp8.h"
 #include "model/ops.h"
 #include "model/ops_checks.h"
 #include "model/sampler.h"
@@ -20,6 +23,19 @@ namespace {
 
 constexpr int64_t kKeyBlock = 32;  // keys scored together before the running max moves
 constexpr int64_t kMaxHeadDim = 512;
+
+// An FP8 cache head's values, kv_fp8::dequantize_head through a table of the 256 codes (the
+// same floats; dtype.cc's decoder per element made attention over an FP8 cache 10x slower).
+void dequantize_head(const void* codes, int64_t d, float scale, float* out) {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (int c = 0; c < 256; ++c)
+      t[static_cast<std::size_t>(c)] = f8e4m3_to_f32(static_cast<uint8_t>(c));
+    return t;
+  }();
+  const auto* bytes = static_cast<const uint8_t*>(codes);
+  for (int64_t i = 0; i < d; ++i) out[i] = table[bytes[i]] * scale;
+}
 
 float load(const void* row, DType dtype, int64_t i) {
   switch (dtype) {
@@ -190,18 +206,39 @@ class CpuOps final : public DecoderOps {
     QL_RETURN_IF_ERROR(require_shape("store_kv", "v", v, positions.cols(), width));
     QL_RETURN_IF_ERROR(ops_checks::require_sequences("cpu", "store_kv", cache, k.rows()));
     const int32_t* pos = positions.row_as<int32_t>(0);
+    if (cache.fp8()) {
+      QL_RETURN_IF_ERROR(
+          ops_checks::require_fp8_cache("cpu", "store_kv", cache, cache.k.location()));
+      if (cache.head_dim <= 0 || cache.head_dim > kMaxHeadDim) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "cpu ops store_kv: head_dim {} of an FP8 cache (at most {})",
+                          cache.head_dim, kMaxHeadDim);
+      }
+    }
     const MatrixView ck = cache.layer_k(layer);
     const MatrixView cv = cache.layer_v(layer);
+    const MatrixView ks = cache.layer_k_scale(layer);
+    const MatrixView vs = cache.layer_v_scale(layer);
+    float head[kMaxHeadDim];
     for (int64_t t = 0; t < k.rows(); ++t) {
       if (pos[t] < 0 || pos[t] >= cache.capacity) {
         return make_error(ErrorCode::kInvalidArgument,
                           "position {} does not fit the KV cache of {} positions (--ctx)", pos[t],
                           cache.capacity);
       }
-      for (const auto& [src, dst] : {std::pair{k, ck}, std::pair{v, cv}}) {
-        void* out = dst.row(cache.cache_row(t, pos[t]));
+      const int64_t row = cache.cache_row(t, pos[t]);
+      for (const auto& [src, dst, scales] : {std::tuple{k, ck, ks}, std::tuple{v, cv, vs}}) {
+        void* out = dst.row(row);
         const void* in = src.row(t);
-        if (src.dtype() == dst.dtype()) {
+        if (cache.fp8()) {
+          // Per kv head: its codes and scale (model/kv_fp8.h).
+          const int64_t d = cache.head_dim;
+          for (int64_t h = 0; h < cache.kv_heads; ++h) {
+            for (int64_t i = 0; i < d; ++i) head[i] = load(in, src.dtype(), h * d + i);
+            scales.row_as<float>(row)[h] =
+                kv_fp8::quantize_head(head, d, static_cast<uint8_t*>(out) + h * d);
+          }
+        } else if (src.dtype() == dst.dtype()) {
           std::memcpy(out, in, static_cast<std::size_t>(width) * src.element_bytes());
         } else {
           for (int64_t i = 0; i < width; ++i) store(out, dst.dtype(), i, load(in, src.dtype(), i));
@@ -226,6 +263,10 @@ class CpuOps final : public DecoderOps {
                         shape.heads, shape.kv_heads, d, positions.cols(), T);
     }
     QL_RETURN_IF_ERROR(ops_checks::require_sequences("cpu", "attention", cache, T));
+    if (cache.fp8()) {
+      QL_RETURN_IF_ERROR(
+          ops_checks::require_fp8_cache("cpu", "attention", cache, cache.k.location()));
+    }
     const int32_t* pos = positions.row_as<int32_t>(0);
     for (int64_t t = 0; t < T; ++t) {
       if (pos[t] < 0 || pos[t] >= cache.capacity) {
@@ -236,6 +277,8 @@ class CpuOps final : public DecoderOps {
     }
     const MatrixView ck = cache.layer_k(layer);
     const MatrixView cv = cache.layer_v(layer);
+    const MatrixView ks = cache.layer_k_scale(layer);
+    const MatrixView vs = cache.layer_v_scale(layer);
     const int64_t group = shape.heads / shape.kv_heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     const int64_t jobs = T * shape.heads;
@@ -260,7 +303,11 @@ class CpuOps final : public DecoderOps {
         for (int64_t j = j0; j < j1; ++j) {
           const void* krow = static_cast<const std::byte*>(ck.row(base + j)) +
                              kvh * d * static_cast<int64_t>(ck.element_bytes());
-          convert_to_f32(krow, ck.dtype(), static_cast<std::size_t>(d), key);
+          if (cache.fp8()) {
+            dequantize_head(krow, d, ks.row_as<float>(base + j)[kvh], key);
+          } else {
+            convert_to_f32(krow, ck.dtype(), static_cast<std::size_t>(d), key);
+          }
           float dot = 0.0f;
           for (int64_t i = 0; i < d; ++i) dot += qv[i] * key[i];
           scores[j - j0] = dot * scale;
@@ -275,7 +322,11 @@ class CpuOps final : public DecoderOps {
           running_sum += p;
           const void* vrow = static_cast<const std::byte*>(cv.row(base + j)) +
                              kvh * d * static_cast<int64_t>(cv.element_bytes());
-          convert_to_f32(vrow, cv.dtype(), static_cast<std::size_t>(d), key);
+          if (cache.fp8()) {
+            dequantize_head(vrow, d, vs.row_as<float>(base + j)[kvh], key);
+          } else {
+            convert_to_f32(vrow, cv.dtype(), static_cast<std::size_t>(d), key);
+          }
           for (int64_t i = 0; i < d; ++i) acc[i] += p * key[i];
         }
       }

@@ -229,6 +229,7 @@ class DeviceDecoder final : public Decoder {
   std::map<int64_t, int> eager_decode_steps_;
   std::string why_eager_ = "not yet recorded";
   Tensor kv_k_, kv_v_;
+  Tensor kv_k_scale_, kv_v_scale_;  // an FP8 cache's scales [rows, kv heads]
   std::vector<Tensor> qkv_buf_, attn_buf_, gate_up_buf_, act_buf_, lm_buf_;
   RopeTable rope_;
   ExecContext ctx_;
@@ -451,6 +452,10 @@ Status DeviceDecoder::allocate_buffers() {
   const int64_t cache_rows = c.layers * options_.sequences * options_.ctx;
   QL_ASSIGN_OR_RETURN(kv_k_, device_tensor(options_.kv_dtype, cache_rows, width));
   QL_ASSIGN_OR_RETURN(kv_v_, device_tensor(options_.kv_dtype, cache_rows, width));
+  if (options_.kv_dtype == DType::kF8E4M3) {
+    QL_ASSIGN_OR_RETURN(kv_k_scale_, device_tensor(DType::kF32, cache_rows, c.kv_heads));
+    QL_ASSIGN_OR_RETURN(kv_v_scale_, device_tensor(DType::kF32, cache_rows, c.kv_heads));
+  }
   const RopeFrequencies freq = rope_frequencies(c);
   const int64_t half = c.head_dim / 2;
   QL_ASSIGN_OR_RETURN(rope_cos_, Tensor::allocate(DType::kF32, {options_.ctx, half}));
@@ -524,9 +529,15 @@ Status DeviceDecoder::load(DecoderWeights& weights, const Device& device,
                       "intermediate_size ({}) to be multiples of it",
                       tp, c.heads, c.kv_heads, c.intermediate);
   }
-  if (options.kv_dtype != DType::kF32 && options.kv_dtype != DType::kBF16) {
-    return make_error(ErrorCode::kInvalidArgument, "the KV cache is f32 or bf16, not {}",
+  if (options.kv_dtype != DType::kF32 && options.kv_dtype != DType::kBF16 &&
+      options.kv_dtype != DType::kF8E4M3) {
+    return make_error(ErrorCode::kInvalidArgument, "the KV cache is f32, bf16 or fp8, not {}",
                       dtype_name(options.kv_dtype));
+  }
+  if (options.kv_dtype == DType::kF8E4M3 && device.platform == Platform::kOpenCl) {
+    return make_error(ErrorCode::kUnsupported,
+                      "--kv-dtype fp8: the OpenCL backend has no FP8 KV cache yet (f32 or bf16 "
+                      "run there; fp8 runs on the cpu and cuda devices)");
   }
   heads_per_rank_ = c.heads / tp;
   kv_heads_per_rank_ = c.kv_heads / tp;
@@ -630,6 +641,10 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
   KvCacheView cache{c.layers,         options_.ctx,   c.kv_heads,         d,
                     kv_k_.matrix(),   kv_v_.matrix(), options_.sequences, first_sequence,
                     rows_per_sequence};
+  if (kv_k_scale_.data() != nullptr) {
+    cache.k_scale = kv_k_scale_.matrix();
+    cache.v_scale = kv_v_scale_.matrix();
+  }
   for (int64_t l = 0; l < c.layers; ++l) {
     const Layer& layer = layers_[static_cast<std::size_t>(l)];
     // Attention: every rank on its heads, the o_proj partials summed into delta.
@@ -649,6 +664,10 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
       rank_cache.kv_heads = kv_heads_per_rank_;
       rank_cache.k = cache.k.slice_cols(r * kv_heads_per_rank_ * d, kv_heads_per_rank_ * d);
       rank_cache.v = cache.v.slice_cols(r * kv_heads_per_rank_ * d, kv_heads_per_rank_ * d);
+      if (cache.fp8()) {
+        rank_cache.k_scale = cache.k_scale.slice_cols(r * kv_heads_per_rank_, kv_heads_per_rank_);
+        rank_cache.v_scale = cache.v_scale.slice_cols(r * kv_heads_per_rank_, kv_heads_per_rank_);
+      }
       QL_RETURN_IF_ERROR(ops_->rope_store_kv(q, k, v, d, pos, rope_, rank_cache, l));
       const MatrixView attn = attn_buf_[ri].matrix().slice_rows(0, T);
       const AttentionShape shape{heads_per_rank_, kv_heads_per_rank_, d,

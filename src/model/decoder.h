@@ -32,7 +32,7 @@ struct DecoderOptions {
   int64_t sequences = 1;          // sequences the KV cache holds (batched decode: --batch)
   int64_t max_rows = 128;         // tokens per forward call (longer prompts are fed in chunks)
   DType act_dtype = DType::kF32;  // what linear layers read (f32: transformers' f32 numerics)
-  DType kv_dtype = DType::kF32;   // the KV cache (f32 or bf16)
+  DType kv_dtype = DType::kF32;   // the KV cache: f32, bf16 or f8_e4m3fn (model/kv_fp8.h)
   int threads = 0;                // CPU threads, 0: all cores
   bool progress = true;           // a loading bar on a terminal
   // On a GPU, record the one-token decode step once (a CUDA graph) and replay it every token;

@@ -25,8 +25,10 @@ struct RopeTable {
 };
 
 // Keys and values of every layer and sequence for `capacity` positions each: [layers *
-// sequences * capacity, kv_heads * head_dim] each, f32 or bf16. Sequence s of layer l starts at
-// row (l * sequences + s) * capacity (one sequence: layer l at l * capacity).
+// sequences * capacity, kv_heads * head_dim] each, f32 or bf16, or FP8: e4m3 codes with one f32
+// scale per cache row and kv head in k_scale / v_scale [rows, kv_heads] (model/kv_fp8.h; empty
+// views for f32 and bf16 caches). Sequence s of layer l starts at row (l * sequences + s) *
+// capacity (one sequence: layer l at l * capacity).
 //
 // A call's rows belong to sequences: row t to sequence first_sequence + t / rows_per_sequence,
 // or every row to first_sequence when rows_per_sequence is 0 (a prompt chunk of one sequence).
@@ -41,11 +43,17 @@ struct KvCacheView {
   int64_t sequences = 1;
   int64_t first_sequence = 0;
   int64_t rows_per_sequence = 0;
+  MatrixView k_scale{};  // FP8 caches only
+  MatrixView v_scale{};
 
+  // Either half FP8 (a well-formed FP8 cache has both: ops_checks::require_fp8_cache).
+  bool fp8() const { return k.dtype() == DType::kF8E4M3 || v.dtype() == DType::kF8E4M3; }
   // Layer `layer`'s rows from the call's first sequence on: row t's position p is row
-  // cache_row(t, p) of these.
+  // cache_row(t, p) of these (and of the scales').
   MatrixView layer_k(int64_t layer) const { return layer_rows(k, layer); }
   MatrixView layer_v(int64_t layer) const { return layer_rows(v, layer); }
+  MatrixView layer_k_scale(int64_t layer) const { return layer_rows(k_scale, layer); }
+  MatrixView layer_v_scale(int64_t layer) const { return layer_rows(v_scale, layer); }
   int64_t sequence_of(int64_t t) const {
     return first_sequence + (rows_per_sequence > 0 ? t / rows_per_sequence : 0);
   }

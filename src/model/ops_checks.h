@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 #include "core/status.h"
 #include "model/ops.h"
@@ -96,10 +97,37 @@ inline Status require_sequences(std::string_view backend, std::string_view op,
   return Status::ok_status();
 }
 
+// An FP8 cache (model/kv_fp8.h): e4m3 keys and values, each with f32 scales [rows, kv_heads]
+// in the device's memory.
+inline Status require_fp8_cache(std::string_view backend, std::string_view op,
+                                const KvCacheView& cache, const Location& expected) {
+  if (cache.k.dtype() != DType::kF8E4M3 || cache.v.dtype() != DType::kF8E4M3) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "{} ops {}: the key cache is {} and the value cache {}; an FP8 cache has "
+                      "both f8_e4m3fn",
+                      backend, op, dtype_name(cache.k.dtype()), dtype_name(cache.v.dtype()));
+  }
+  for (const auto& [scale, what] : {std::pair{cache.k_scale, "the key cache's scales"},
+                                    std::pair{cache.v_scale, "the value cache's scales"}}) {
+    if (scale.data() == nullptr || scale.dtype() != DType::kF32 || scale.rows() < cache.k.rows() ||
+        scale.cols() != cache.kv_heads) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "{} ops {}: {} are {} [{}, {}]; an FP8 cache of {} rows and {} kv heads "
+                        "needs f32 [{}, {}]",
+                        backend, op, what, dtype_name(scale.dtype()), scale.rows(), scale.cols(),
+                        cache.k.rows(), cache.kv_heads, cache.k.rows(), cache.kv_heads);
+    }
+    QL_RETURN_IF_ERROR(require_location(backend, op, scale, what, expected));
+  }
+  return Status::ok_status();
+}
+
 // `layer` is one of the cache's, the call's `rows` fit its sequences, and both halves are float
-// tensors in the device's memory.
+// tensors in the device's memory, or an FP8 pair with its scales where the backend has the FP8
+// cache (`fp8`; otherwise an FP8 cache is an error saying so).
 inline Status require_cache(std::string_view backend, std::string_view op, const KvCacheView& cache,
-                            int64_t layer, int64_t rows, const Location& expected) {
+                            int64_t layer, int64_t rows, const Location& expected,
+                            bool fp8 = false) {
   if (layer < 0 || layer >= cache.layers) {
     return make_error(ErrorCode::kInvalidArgument, "{} ops {}: layer {} of a cache of {}", backend,
                       op, layer, cache.layers);
@@ -107,6 +135,15 @@ inline Status require_cache(std::string_view backend, std::string_view op, const
   QL_RETURN_IF_ERROR(require_sequences(backend, op, cache, rows));
   QL_RETURN_IF_ERROR(require_location(backend, op, cache.k, "the key cache", expected));
   QL_RETURN_IF_ERROR(require_location(backend, op, cache.v, "the value cache", expected));
+  if (cache.fp8()) {
+    if (!fp8) {
+      return make_error(ErrorCode::kUnsupported,
+                        "{} ops {}: the {} backend has no FP8 KV cache (--kv-dtype fp8); use f32 "
+                        "or bf16",
+                        backend, op, backend);
+    }
+    return require_fp8_cache(backend, op, cache, expected);
+  }
   QL_RETURN_IF_ERROR(require_float(backend, op, "the key cache", cache.k));
   return require_float(backend, op, "the value cache", cache.v);
 }

@@ -7,7 +7,9 @@
 // coalesced loads), a dot product being one butterfly reduction. A warp scores its kKeys keys
 // before its running max moves (the CPU ops do the same with blocks of 32), then the warps' (max,
 // sum, accumulator) are merged through shared memory. Everything is f32 as in the CPU ops, which
-// it matches to ~1e-6 (summation order).
+// it matches to ~1e-6 (summation order). An FP8 cache (model/kv_fp8.h) is read as its e4m3 codes
+// times the row's scale for the head, one f32 product per element as the CPU ops take it (byte
+// loads, lane-strided like the others: at short contexts the kernel waits on latency, not bytes).
 //
 // Split over the keys (a.splits > 1, decode): a decode row alone is `heads` blocks, 32 for Llama-3
 // 8B on 132 SMs, each walking every key. With splits S the grid gets a third dimension: the row's
@@ -56,8 +58,34 @@ __device__ __forceinline__ int code_of(const DecoderMatrix& m) {
 template <int kCode>
 __device__ __forceinline__ const void* element_row(const DecoderMatrix& m, int64_t row,
                                                    int64_t col) {
-  const int64_t bytes = code_of<kCode>(m) == kF32 ? 4 : 2;
+  const int code = code_of<kCode>(m);
+  const int64_t bytes = code == kF32 ? 4 : (code == kF8 ? 1 : 2);
   return static_cast<const char*>(m.data) + (row * m.ld + col) * bytes;
+}
+
+// Lane `lane`'s kPerLane elements (lane + 32 k) of the head at `head` (cache row `row`): an FP8
+// cache's e4m3 codes times the row's scale for the head (model/kv_fp8.h, one f32 product as the
+// CPU ops take it), else the elements as f32.
+template <int kPerLane, int kCode>
+__device__ __forceinline__ void load_head(const DecoderMatrix& m, const float* scales,
+                                          int64_t scale_ld, int64_t row, int kvh, int d, int lane,
+                                          float (&out)[kPerLane]) {
+  const void* head = element_row<kCode>(m, row, static_cast<int64_t>(kvh) * d);
+  if constexpr (kCode == kF8) {
+    const float s = scales[row * scale_ld + kvh];
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int i = lane + 32 * k;
+      out[k] = i < d ? __fmul_rn(cuda_device::e4m3_to_f32(static_cast<const uint8_t*>(head)[i]), s)
+                     : 0.0f;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int i = lane + 32 * k;
+      out[k] = i < d ? load_exact(head, i, code_of<kCode>(m)) : 0.0f;
+    }
+  }
 }
 
 // kPerLane: dimensions per lane, head_dim <= 32 * kPerLane; kCode: the caches' dtype (above).
@@ -121,13 +149,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     float kv[kKeys][kPerLane];
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
-      const void* key =
-          element_row<kCode>(a.cache.k, base + min(j0 + b, end), static_cast<int64_t>(kvh) * d);
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) {
-        const int i = lane + 32 * k;
-        kv[b][k] = i < d ? load_exact(key, i, code_of<kCode>(a.cache.k)) : 0.0f;
-      }
+      load_head<kPerLane, kCode>(a.cache.k, a.cache.k_scale, a.cache.scale_ld,
+                                 base + min(j0 + b, end), kvh, d, lane, kv[b]);
     }
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
@@ -144,13 +167,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     running_max = block_max;
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
-      const void* value =
-          element_row<kCode>(a.cache.v, base + min(j0 + b, end), static_cast<int64_t>(kvh) * d);
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) {
-        const int i = lane + 32 * k;
-        kv[b][k] = i < d ? load_exact(value, i, code_of<kCode>(a.cache.v)) : 0.0f;
-      }
+      load_head<kPerLane, kCode>(a.cache.v, a.cache.v_scale, a.cache.scale_ld,
+                                 base + min(j0 + b, end), kvh, d, lane, kv[b]);
     }
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
@@ -283,7 +301,9 @@ cudaError_t launch(const DecoderAttention& a, cudaStream_t stream) {
     if (code == kF32) return launch_as<kPerLane, kF32>(a, stream);
     if (code == kBF16) return launch_as<kPerLane, kBF16>(a, stream);
     if (code == kF16) return launch_as<kPerLane, kF16>(a, stream);
+    if (code == kF8) return launch_as<kPerLane, kF8>(a, stream);
   }
+  if (code == kF8 || a.cache.v.code == kF8) return cudaErrorInvalidValue;  // FP8 is k and v
   return launch_as<kPerLane, -1>(a, stream);
 }
 
@@ -293,7 +313,8 @@ cudaError_t decoder_attention(const DecoderAttention& a, cudaStream_t stream) {
   if (a.rows == 0 || a.heads == 0) return cudaSuccess;
   if (a.head_dim <= 0 || a.head_dim > kDecoderMaxHeadDim || a.kv_heads <= 0 ||
       a.heads % a.kv_heads != 0 || a.rows > 65535 || a.splits > kDecoderMaxSplits ||
-      (a.splits > 1 && (a.partials == nullptr || a.counters == nullptr))) {
+      (a.splits > 1 && (a.partials == nullptr || a.counters == nullptr)) ||
+      (a.cache.k.code == kF8 && (a.cache.k_scale == nullptr || a.cache.v_scale == nullptr))) {
     return cudaErrorInvalidValue;  // cuda_ops.cc checks these first, with messages
   }
   if (a.head_dim <= 32) return launch<1>(a, stream);

@@ -15,12 +15,14 @@
 
 #include "kernels/cuda/cuda_device.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/rope_pair.cuh"
 
 namespace qlinear::cuda_launch {
 namespace {
 
 using cuda_device::cache_row;
 using cuda_device::load_exact;
+using cuda_device::rotate_pair;
 using cuda_device::store_exact;
 
 #define QL_GRID_STRIDE(i, total)                                                             \
@@ -44,17 +46,6 @@ __global__ void embed_kernel(DecoderMatrix table, int64_t vocab, const int32_t* 
     const float value = id < 0 || id >= vocab ? NAN : load_exact(at(table, id), i, table.code);
     static_cast<float*>(at(out, t))[i] = value;
   }
-}
-
-// Pair (a, b) = (x[i], x[i + half]) rotated by position p's angle of pair i (rope_kernel and
-// rope_store_kv_kernel: the CPU ops' arithmetic, no FMA contraction).
-__device__ __forceinline__ void rotate_pair(float& a, float& b, DecoderMatrix cos,
-                                            DecoderMatrix sin, int32_t p, int64_t i) {
-  const float c = static_cast<const float*>(at(cos, p))[i];
-  const float s = static_cast<const float*>(at(sin, p))[i];
-  const float a0 = a;
-  a = __fsub_rn(__fmul_rn(a0, c), __fmul_rn(b, s));
-  b = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a0, s));
 }
 
 __global__ void rope_kernel(DecoderMatrix x, int64_t rows, int64_t heads, int64_t half,
@@ -187,8 +178,13 @@ cudaError_t decoder_rope(DecoderMatrix x, int64_t rows, int64_t heads, int64_t h
 }
 
 cudaError_t decoder_store_kv(DecoderMatrix k, DecoderMatrix v, const int32_t* positions, int64_t T,
-                             int64_t width, DecoderCache cache, cudaStream_t stream) {
+                             int64_t kv_heads, int64_t head_dim, DecoderCache cache,
+                             cudaStream_t stream) {
+  const int64_t width = kv_heads * head_dim;
   if (T * width == 0) return cudaSuccess;
+  if (cache.k.code == kF8) {
+    return decoder_store_kv_fp8(k, v, positions, T, kv_heads, head_dim, cache, stream);
+  }
   return cuda_device::launch_chained(store_kv_kernel, blocks(2 * T * width), kThreads, 0, stream, k,
                                      v, positions, T, width, cache);
 }
@@ -201,6 +197,10 @@ cudaError_t decoder_rope_store_kv(DecoderMatrix q, DecoderMatrix k, DecoderMatri
   const int64_t half = head_dim / 2;
   const int64_t total = rows * ((q_heads + kv_heads) * half + kv_heads * head_dim);
   if (total == 0) return cudaSuccess;
+  if (cache.k.code == kF8) {
+    return decoder_rope_store_kv_fp8(q, k, v, rows, q_heads, kv_heads, head_dim, positions, cos,
+                                     sin, table_positions, cache, stream);
+  }
   return cuda_device::launch_chained(rope_store_kv_kernel, blocks(total), kThreads, 0, stream, q, k,
                                      v, rows, q_heads, kv_heads, half, positions, cos, sin,
                                      table_positions, cache);

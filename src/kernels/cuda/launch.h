@@ -12,8 +12,9 @@
 
 namespace qlinear::cuda_launch {
 
-// Element types of activations and outputs (f32 / bf16 / f16).
-enum : int { kF32 = 0, kBF16 = 1, kF16 = 2 };
+// Element types of activations and outputs (f32 / bf16 / f16), and kF8: an FP8 KV cache's e4m3
+// codes (DecoderCache's scales give their values).
+enum : int { kF32 = 0, kBF16 = 1, kF16 = 2, kF8 = 3 };
 
 // --- common.cu ---
 
@@ -183,22 +184,39 @@ cudaError_t decoder_rope(DecoderMatrix x, int64_t rows, int64_t heads, int64_t h
 // One layer's KV cache rows from the call's first sequence on (model/ops.h KvCacheView): row t
 // of a call writes and reads rows (t / sequence_rows) * capacity + position of k and v
 // (sequence_rows 0: every row in the first sequence).
+// An FP8 cache (k and v of code kF8, model/kv_fp8.h) has one f32 scale per cache row and kv
+// head: element (row, head) of k_scale / v_scale at row * scale_ld + head.
 struct DecoderCache {
   DecoderMatrix k;
   DecoderMatrix v;
   int64_t capacity = 0;
   int64_t sequence_rows = 0;
+  float* k_scale = nullptr;
+  float* v_scale = nullptr;
+  int64_t scale_ld = 0;
 };
-// Rows t of k and v [T, width] into cache position positions[t] (< capacity) of row t's
-// sequence, converted to the caches' dtypes.
+// Rows t of k and v [T, kv_heads * head_dim] into cache position positions[t] (< capacity) of
+// row t's sequence, converted to the caches' dtypes (an FP8 cache: decoder_store_kv_fp8).
 cudaError_t decoder_store_kv(DecoderMatrix k, DecoderMatrix v, const int32_t* positions, int64_t T,
-                             int64_t width, DecoderCache cache, cudaStream_t stream);
+                             int64_t kv_heads, int64_t head_dim, DecoderCache cache,
+                             cudaStream_t stream);
 // decoder_rope of q [rows, q_heads * head_dim] and k [rows, kv_heads * head_dim], then
 // decoder_store_kv of the rotated k and v: one launch, the same results bit for bit.
 cudaError_t decoder_rope_store_kv(DecoderMatrix q, DecoderMatrix k, DecoderMatrix v, int64_t rows,
                                   int64_t q_heads, int64_t kv_heads, int64_t head_dim,
                                   const int32_t* positions, DecoderMatrix cos, DecoderMatrix sin,
                                   int64_t table_positions, DecoderCache cache, cudaStream_t stream);
+
+// decoder_kv_fp8.cu: the FP8 cache's forms of the two above (model/kv_fp8.h: e4m3 codes and a
+// scale per row and kv head, bit for bit the CPU ops'), which they call for a cache of code kF8.
+cudaError_t decoder_store_kv_fp8(DecoderMatrix k, DecoderMatrix v, const int32_t* positions,
+                                 int64_t T, int64_t kv_heads, int64_t head_dim, DecoderCache cache,
+                                 cudaStream_t stream);
+cudaError_t decoder_rope_store_kv_fp8(DecoderMatrix q, DecoderMatrix k, DecoderMatrix v,
+                                      int64_t rows, int64_t q_heads, int64_t kv_heads,
+                                      int64_t head_dim, const int32_t* positions, DecoderMatrix cos,
+                                      DecoderMatrix sin, int64_t table_positions,
+                                      DecoderCache cache, cudaStream_t stream);
 
 struct DecoderAttention {
   DecoderMatrix q;  // f32 [rows, heads * head_dim]

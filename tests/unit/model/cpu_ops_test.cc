@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "argmax_rows.h"
@@ -173,6 +175,102 @@ TEST(CpuOps, CacheSequencesAreIndependent) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("do not fit a cache of 3 sequences"), std::string::npos)
       << s.message();
+}
+
+// The FP8 cache (model/kv_fp8.h): store_kv writes, per row and kv head, the scale max(amax / 448,
+// 1 / (448 * 512)) and the codes e4m3(x / scale), which read back within e4m3's rounding of x
+// (half a unit in the last place: 2^-4 relative, or scale * 2^-10 below the normal range); an
+// all-zero head gets the floor and zero codes. Attention over it equals attention over an f32
+// cache holding those values, bit for bit, and a cache without scales or of mixed dtypes is an
+// error naming what is wrong.
+TEST(CpuOps, Fp8CacheStoresCodesAndScalesAndAttendsTheirValues) {
+  auto ops = make_cpu_ops(2);
+  std::mt19937 rng(11);
+  const int64_t heads = 4, kv_heads = 2, d = 16, capacity = 40, layers = 2, T = 5;
+  const int64_t width = kv_heads * d, rows = layers * capacity;
+  std::vector<float> k = random(rng, T * width), v = random(rng, T * width);
+  for (int64_t i = 0; i < d; ++i) {
+    k[1 * width + d + i] = 0.0f;                      // row 1, head 1: all zero
+    v[2 * width + i] *= 1000.0f;                      // row 2, head 0: large
+    k[3 * width + i] = i == 5 ? 3.0f : 1e-5f * k[i];  // row 3, head 0: subnormal codes
+  }
+  std::vector<uint8_t> kc(rows * width, 0), vc(rows * width, 0);
+  std::vector<float> ks(rows * kv_heads, 0.0f), vs(rows * kv_heads, 0.0f);
+  KvCacheView cache{layers,
+                    capacity,
+                    kv_heads,
+                    d,
+                    MatrixView(kc.data(), DType::kF8E4M3, rows, width, width),
+                    MatrixView(vc.data(), DType::kF8E4M3, rows, width, width)};
+  cache.k_scale = MatrixView(ks.data(), DType::kF32, rows, kv_heads, kv_heads);
+  cache.v_scale = MatrixView(vs.data(), DType::kF32, rows, kv_heads, kv_heads);
+  const std::vector<int32_t> pos = {0, 1, 2, 3, 4};
+  const auto positions = ConstMatrixView::dense(pos.data(), DType::kI32, 1, T);
+  ASSERT_TRUE(ops->store_kv(ConstMatrixView::dense(k.data(), DType::kF32, T, width),
+                            ConstMatrixView::dense(v.data(), DType::kF32, T, width), positions,
+                            cache, 1)
+                  .ok());
+  // The values the cache holds, as an f32 cache.
+  std::vector<float> kf(rows * width, 0.0f), vf(rows * width, 0.0f);
+  for (const auto& [src, codes, scales, values] :
+       {std::tuple{&k, &kc, &ks, &kf}, std::tuple{&v, &vc, &vs, &vf}}) {
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t row = capacity + pos[t];  // layer 1
+      for (int64_t h = 0; h < kv_heads; ++h) {
+        float amax = 0.0f;
+        for (int64_t i = 0; i < d; ++i)
+          amax = std::max(amax, std::fabs((*src)[t * width + h * d + i]));
+        const float scale = std::max(amax / 448.0f, 1.0f / (448.0f * 512.0f));
+        ASSERT_EQ((*scales)[row * kv_heads + h], scale) << "row " << t << " head " << h;
+        for (int64_t i = 0; i < d; ++i) {
+          const float x = (*src)[t * width + h * d + i];
+          const uint8_t code = (*codes)[row * width + h * d + i];
+          EXPECT_EQ(code, f32_to_f8e4m3(x / scale)) << "row " << t << " head " << h << " " << i;
+          const float back = f8e4m3_to_f32(code) * scale;
+          EXPECT_LE(std::fabs(back - x), std::max(std::fabs(x) * 0x1p-4f, scale * 0x1p-10f))
+              << "row " << t << " head " << h << " element " << i << ": " << x << " read back as "
+              << back;
+          (*values)[row * width + h * d + i] = back;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(ks[(capacity + 1) * kv_heads + 1], 1.0f / (448.0f * 512.0f));  // the zero head
+  // Attention over the FP8 cache and over its values in f32: the same bits.
+  const std::vector<float> q = random(rng, T * heads * d);
+  const AttentionShape shape{heads, kv_heads, d, 0};
+  std::vector<float> got(T * heads * d, NAN), want(T * heads * d, NAN);
+  ASSERT_TRUE(ops->attention(ConstMatrixView::dense(q.data(), DType::kF32, T, heads * d), positions,
+                             cache, 1, shape,
+                             MatrixView::dense(got.data(), DType::kF32, T, heads * d))
+                  .ok());
+  const KvCacheView f32_cache{layers,
+                              capacity,
+                              kv_heads,
+                              d,
+                              MatrixView::dense(kf.data(), DType::kF32, rows, width),
+                              MatrixView::dense(vf.data(), DType::kF32, rows, width)};
+  ASSERT_TRUE(ops->attention(ConstMatrixView::dense(q.data(), DType::kF32, T, heads * d), positions,
+                             f32_cache, 1, shape,
+                             MatrixView::dense(want.data(), DType::kF32, T, heads * d))
+                  .ok());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+  // Malformed FP8 caches.
+  KvCacheView no_scales = cache;
+  no_scales.v_scale = MatrixView();
+  const Status missing =
+      ops->attention(ConstMatrixView::dense(q.data(), DType::kF32, T, heads * d), positions,
+                     no_scales, 1, shape, MatrixView::dense(got.data(), DType::kF32, T, heads * d));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("value cache's scales"), std::string::npos) << missing.message();
+  KvCacheView mixed = cache;
+  mixed.v = MatrixView::dense(vf.data(), DType::kF32, rows, width);
+  const Status mixed_status =
+      ops->store_kv(ConstMatrixView::dense(k.data(), DType::kF32, T, width),
+                    ConstMatrixView::dense(v.data(), DType::kF32, T, width), positions, mixed, 1);
+  ASSERT_FALSE(mixed_status.ok());
+  EXPECT_NE(mixed_status.message().find("value cache f32"), std::string::npos)
+      << mixed_status.message();
 }
 
 TEST(CpuOps, RopeNormsAndSiluMul) {

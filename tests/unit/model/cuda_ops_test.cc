@@ -63,7 +63,7 @@ class CudaOpsTest : public testing::Test {
   }
 
   // A [rows, cols] matrix with leading dimension ld and `offset` leading elements, of `values`
-  // (as f32, bf16, f16 or i32) on both sides.
+  // (as f32, bf16, f16, e4m3 or i32) on both sides.
   Pair make(DType dtype, int64_t rows, int64_t cols, int64_t ld, int64_t offset,
             const std::vector<float>& values) {
     Pair p;
@@ -82,6 +82,9 @@ class CudaOpsTest : public testing::Test {
       } else if (dtype == DType::kI32) {
         const auto n = static_cast<int32_t>(v);
         std::memcpy(at, &n, 4);
+      } else if (dtype == DType::kF8E4M3) {
+        const uint8_t b = f32_to_f8e4m3(v);
+        std::memcpy(at, &b, 1);
       } else {
         const uint16_t b = dtype == DType::kBF16 ? f32_to_bf16(v) : f32_to_f16(v);
         std::memcpy(at, &b, 2);
@@ -319,7 +322,8 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
     const RopeTable host_table{c.capacity, half, cos_t.host_view(), sin_t.host_view()};
     const RopeTable device_table{c.capacity, half, cos_t.device_view(), sin_t.device_view()};
     Pair pos = make(DType::kI32, 1, T, T, 0, c.positions);
-    for (DType kv_dtype : {DType::kF32, DType::kBF16}) {
+    for (DType kv_dtype : {DType::kF32, DType::kBF16, DType::kF8E4M3}) {
+      const bool fp8 = kv_dtype == DType::kF8E4M3;
       for (int64_t window : {int64_t{0}, int64_t{5}, int64_t{100}}) {
         const std::string what = "heads " + std::to_string(c.heads) + "/" +
                                  std::to_string(c.kv_heads) + " d " + std::to_string(c.d) + " " +
@@ -330,13 +334,24 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
         const std::vector<float> v_history = random(rng_, history.size());
         Pair kc = make(kv_dtype, c.layers * c.capacity, width, width, 0, history);
         Pair vc = make(kv_dtype, c.layers * c.capacity, width, width, 0, v_history);
+        // An FP8 cache's scales (model/kv_fp8.h), with history too; unused otherwise.
+        const std::vector<float> scale_history = random(rng_, c.layers * c.capacity * c.kv_heads);
+        Pair ks =
+            make(DType::kF32, c.layers * c.capacity, c.kv_heads, c.kv_heads, 0, scale_history);
+        Pair vs =
+            make(DType::kF32, c.layers * c.capacity, c.kv_heads, c.kv_heads, 0, scale_history);
+        auto with_scales = [&](KvCacheView view, Pair& k_scale, Pair& v_scale, bool device) {
+          if (fp8) {
+            view.k_scale = device ? k_scale.device_view() : k_scale.host_view();
+            view.v_scale = device ? v_scale.device_view() : v_scale.host_view();
+          }
+          return view;
+        };
         auto cache = [&](bool device) {
-          return KvCacheView{c.layers,
-                             c.capacity,
-                             c.kv_heads,
-                             c.d,
-                             device ? kc.device_view() : kc.host_view(),
-                             device ? vc.device_view() : vc.host_view()};
+          return with_scales(KvCacheView{c.layers, c.capacity, c.kv_heads, c.d,
+                                         device ? kc.device_view() : kc.host_view(),
+                                         device ? vc.device_view() : vc.host_view()},
+                             ks, vs, device);
         };
         // q, k with rope; k, v stored at the positions of layer 1; attention over layer 1.
         const std::vector<float> q_values = random(rng_, T * (c.heads * c.d + 4));
@@ -349,8 +364,14 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
         Pair fk = make(DType::kF32, T, width, width + 2, 0, k_values);
         Pair fkc = make(kv_dtype, c.layers * c.capacity, width, width, 0, history);
         Pair fvc = make(kv_dtype, c.layers * c.capacity, width, width, 0, v_history);
-        const KvCacheView fused_cache{c.layers, c.capacity,        c.kv_heads,
-                                      c.d,      fkc.device_view(), fvc.device_view()};
+        Pair fks =
+            make(DType::kF32, c.layers * c.capacity, c.kv_heads, c.kv_heads, 0, scale_history);
+        Pair fvs =
+            make(DType::kF32, c.layers * c.capacity, c.kv_heads, c.kv_heads, 0, scale_history);
+        const KvCacheView fused_cache =
+            with_scales(KvCacheView{c.layers, c.capacity, c.kv_heads, c.d, fkc.device_view(),
+                                    fvc.device_view()},
+                        fks, fvs, true);
         ASSERT_TRUE(gpu_->rope_store_kv(fq.device_view(), fk.device_view(), v.device_view(), c.d,
                                         pos.device_view(), device_table, fused_cache, 1)
                         .ok());
@@ -366,11 +387,15 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
             gpu_->store_kv(k.device_view(), v.device_view(), pos.host_view(), cache(true), 1).ok());
         expect_same_bytes(kc, "store_kv keys " + what);
         expect_same_bytes(vc, "store_kv values " + what);
+        expect_same_bytes(ks, "store_kv key scales " + what);
+        expect_same_bytes(vs, "store_kv value scales " + what);
         // The fused pass: the CPU's three operations' bytes exactly.
         EXPECT_TRUE(device_bytes(fq) == q.host) << "rope_store_kv q " << what;
         EXPECT_TRUE(device_bytes(fk) == k.host) << "rope_store_kv k " << what;
         EXPECT_TRUE(device_bytes(fkc) == kc.host) << "rope_store_kv keys " << what;
         EXPECT_TRUE(device_bytes(fvc) == vc.host) << "rope_store_kv values " << what;
+        EXPECT_TRUE(device_bytes(fks) == ks.host) << "rope_store_kv key scales " << what;
+        EXPECT_TRUE(device_bytes(fvs) == vs.host) << "rope_store_kv value scales " << what;
         for (DType out_dtype : {DType::kF32, DType::kBF16}) {
           Pair out = make(out_dtype, T, c.heads * c.d, c.heads * c.d + 8, 0, {NAN});
           const AttentionShape shape{c.heads, c.kv_heads, c.d, window};

@@ -19,6 +19,7 @@
 namespace qlinear::cuda_host {
 
 inline int dtype_code(DType d) {
+  if (d == DType::kF8E4M3) return cuda_launch::kF8;  // an FP8 KV cache's codes
   return d == DType::kF32 ? cuda_launch::kF32
                           : (d == DType::kBF16 ? cuda_launch::kBF16 : cuda_launch::kF16);
 }

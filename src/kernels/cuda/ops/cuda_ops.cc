@@ -24,6 +24,7 @@
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/runtime/cuda_check.h"
 #include "kernels/device_context.h"
+#include "model/kv_fp8.h"
 #include "model/ops.h"
 #include "model/ops_checks.h"
 
@@ -43,11 +44,22 @@ DecoderMatrix matrix_of(ConstMatrixView v) {
           v.ld(), cuda_host::dtype_code(v.dtype())};
 }
 
-// Layer `layer`'s cache rows from the call's first sequence on, with the row-to-sequence rule.
+// Layer `layer`'s cache rows from the call's first sequence on, with the row-to-sequence rule
+// (and an FP8 cache's scales, model/kv_fp8.h).
 launch::DecoderCache cache_of(const KvCacheView& cache, int64_t layer) {
-  return {matrix_of(cache.layer_k(layer)), matrix_of(cache.layer_v(layer)), cache.capacity,
-          cache.rows_per_sequence};
+  launch::DecoderCache c{matrix_of(cache.layer_k(layer)), matrix_of(cache.layer_v(layer)),
+                         cache.capacity, cache.rows_per_sequence};
+  if (cache.fp8()) {
+    const MatrixView ks = cache.layer_k_scale(layer);
+    const MatrixView vs = cache.layer_v_scale(layer);
+    c.k_scale = static_cast<float*>(matrix_of(ks).data);
+    c.v_scale = static_cast<float*>(matrix_of(vs).data);
+    c.scale_ld = ks.ld();  // v_scale's too (require_cache)
+  }
+  return c;
 }
+static_assert(kv_fp8::kScaleFloor == launch::kFp8ActScaleFloor,
+              "the FP8 KV cache's scale floor is the activations' (model/kv_fp8.h)");
 
 template <class T>
 T* pointer_of(ConstMatrixView v) {
@@ -121,9 +133,8 @@ class CudaOps final : public DecoderOps {
                   const KvCacheView& cache, int64_t layer) override {
     QL_ASSIGN_OR_RETURN(const int32_t* index,
                         store_kv_checks("store_kv", k, v, positions, cache, layer));
-    QL_CUDA(launch::decoder_store_kv(matrix_of(k), matrix_of(v), index, k.rows(),
-                                     cache.kv_heads * cache.head_dim, cache_of(cache, layer),
-                                     stream_));
+    QL_CUDA(launch::decoder_store_kv(matrix_of(k), matrix_of(v), index, k.rows(), cache.kv_heads,
+                                     cache.head_dim, cache_of(cache, layer), stream_));
     return Status::ok_status();
   }
 
@@ -410,7 +421,17 @@ class CudaOps final : public DecoderOps {
   }
   Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer,
                        int64_t rows) const {
-    return ops_checks::require_cache("cuda", op, cache, layer, rows, device_.location());
+    QL_RETURN_IF_ERROR(ops_checks::require_cache("cuda", op, cache, layer, rows, device_.location(),
+                                                 /*fp8=*/true));
+    if (cache.fp8() && (cache.k_scale.ld() != cache.v_scale.ld() || cache.head_dim <= 0 ||
+                        cache.head_dim % 2 != 0 || cache.head_dim > launch::kDecoderMaxHeadDim)) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "cuda ops {}: an FP8 cache needs key and value scales of one leading "
+                        "dimension ({} and {}) and an even head_dim of at most {} ({})",
+                        op, cache.k_scale.ld(), cache.v_scale.ld(), launch::kDecoderMaxHeadDim,
+                        cache.head_dim);
+    }
+    return Status::ok_status();
   }
 
   DeviceContext& device_;
