@@ -55,20 +55,6 @@ __device__ __forceinline__ float load_exact(const void* p, int64_t i, int code) 
   return __uint_as_float(sign | ((exp + 112u) << 23) | (man << 13));
 }
 
-// An e4m3fn code as f32, exactly as dtype.cc's f8e4m3_to_f32 decodes it: bias 7, subnormals
-// mantissa * 2^-9, S.1111.111 NaN (no infinities).
-__device__ __forceinline__ float e4m3_to_f32(uint32_t code) {
-  const uint32_t sign = (code & 0x80u) << 24;
-  const uint32_t exp = (code >> 3) & 0xFu;
-  const uint32_t man = code & 0x7u;
-  if (exp == 0xFu && man == 0x7u) return __uint_as_float(sign | 0x7FC00000u);
-  if (exp == 0) {
-    const float magnitude = static_cast<float>(man) * 0x1p-9f;
-    return sign != 0 ? -magnitude : magnitude;
-  }
-  return __uint_as_float(sign | ((exp + 120u) << 23) | (man << 20));
-}
-
 __device__ __forceinline__ void store_exact(void* p, int64_t i, float v, int code) {
   if (code == cuda_launch::kF32) {
     static_cast<float*>(p)[i] = v;

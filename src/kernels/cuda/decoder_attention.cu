@@ -7,9 +7,12 @@
 // coalesced loads), a dot product being one butterfly reduction. A warp scores its kKeys keys
 // before its running max moves (the CPU ops do the same with blocks of 32), then the warps' (max,
 // sum, accumulator) are merged through shared memory. Everything is f32 as in the CPU ops, which
-// it matches to ~1e-6 (summation order). An FP8 cache (model/kv_fp8.h) is read as its e4m3 codes
-// times the row's scale for the head, one f32 product per element as the CPU ops take it (byte
-// loads, lane-strided like the others: at short contexts the kernel waits on latency, not bytes).
+// it matches to ~1e-6 (summation order). An FP8 cache (model/kv_fp8.h): each lane holds
+// consecutive dimensions (one word of codes, converted in pairs by the hardware's e4m3x2 -> f16x2),
+// and a key's scale multiplies its dot product and a value's its softmax weight rather than every
+// element (the CPU ops scale the elements: the same value up to f32 rounding). The first version
+// decoded lane-strided bytes in software and scaled every element: 8B decode at 3968 positions ran
+// 177.6 tok/s against 318.4 with a bf16 cache (H200, bench/results/h200-kvfp8-2026-12-03).
 //
 // Split over the keys (a.splits > 1, decode): a decode row alone is `heads` blocks, 32 for Llama-3
 // 8B on 132 SMs, each walking every key. With splits S the grid gets a third dimension: the row's
@@ -23,6 +26,8 @@
 // it ran 230 tok/s at 128 positions against 267 with 9 parts, and 175 against 148 at 2048).
 //
 // Not yet: one block per KV head serving its whole query group, tensor cores for prefill.
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -63,26 +68,64 @@ __device__ __forceinline__ const void* element_row(const DecoderMatrix& m, int64
   return static_cast<const char*>(m.data) + (row * m.ld + col) * bytes;
 }
 
-// Lane `lane`'s kPerLane elements (lane + 32 k) of the head at `head` (cache row `row`): an FP8
-// cache's e4m3 codes times the row's scale for the head (model/kv_fp8.h, one f32 product as the
-// CPU ops take it), else the elements as f32.
+// The head dimension lane `lane` holds in its slot k: lane-strided (lane + 32 k), so that a key
+// row of 16- or 32-bit elements is coalesced loads, or for an FP8 cache kPerLane consecutive ones
+// (lane kPerLane + k), so that a lane's codes are one load and pairs of them one conversion.
 template <int kPerLane, int kCode>
-__device__ __forceinline__ void load_head(const DecoderMatrix& m, const float* scales,
-                                          int64_t scale_ld, int64_t row, int kvh, int d, int lane,
-                                          float (&out)[kPerLane]) {
+__device__ __forceinline__ int dim_of(int lane, int k) {
+  return kCode == kF8 ? lane * kPerLane + k : lane + 32 * k;
+}
+
+// kPerLane e4m3 codes from `p` as f32 (exact through f16: cvt.rn.f16x2.e4m3x2 on sm_89+): the
+// first `count` of them (the rest 0), from one aligned load when `vector` (the kernel's uniform
+// check) and the lane's codes are whole, else byte by byte.
+template <int kPerLane>
+__device__ __forceinline__ void load_codes(const uint8_t* p, int count, bool vector,
+                                           float (&out)[kPerLane]) {
+  uint8_t bytes[kPerLane];
+  if (kPerLane >= 4 && vector && count == kPerLane) {
+#pragma unroll
+    for (int w = 0; w < kPerLane / 4; ++w) {
+      const uint32_t word = reinterpret_cast<const uint32_t*>(p)[w];
+#pragma unroll
+      for (int b = 0; b < 4; ++b) bytes[4 * w + b] = static_cast<uint8_t>(word >> (8 * b));
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) bytes[k] = k < count ? p[k] : 0;
+  }
+  if constexpr (kPerLane == 1) {
+    out[0] = __half2float(__half(__nv_cvt_fp8_to_halfraw(bytes[0], __NV_E4M3)));
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPerLane; k += 2) {
+      const auto pair = static_cast<__nv_fp8x2_storage_t>(bytes[k] | (bytes[k + 1] << 8));
+      const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(pair, __NV_E4M3)));
+      out[k] = f.x;
+      out[k + 1] = f.y;
+    }
+  }
+}
+
+// Lane `lane`'s kPerLane elements (dim_of) of kv head `kvh` at cache row `row`, as f32: an FP8
+// cache's codes unscaled (the kernel applies the row's scale to the dot product and to the
+// softmax weight instead: s (q . c) and (p s) c, two products per key instead of head_dim).
+template <int kPerLane, int kCode>
+__device__ __forceinline__ void load_head(const DecoderMatrix& m, int64_t row, int kvh, int d,
+                                          int lane, bool vector, float (&out)[kPerLane]) {
   const void* head = element_row<kCode>(m, row, static_cast<int64_t>(kvh) * d);
   if constexpr (kCode == kF8) {
-    const float s = scales[row * scale_ld + kvh];
+    if (lane * kPerLane < d) {
+      load_codes<kPerLane>(static_cast<const uint8_t*>(head) + lane * kPerLane,
+                           min(kPerLane, d - lane * kPerLane), vector, out);
+    } else {
 #pragma unroll
-    for (int k = 0; k < kPerLane; ++k) {
-      const int i = lane + 32 * k;
-      out[k] = i < d ? __fmul_rn(cuda_device::e4m3_to_f32(static_cast<const uint8_t*>(head)[i]), s)
-                     : 0.0f;
+      for (int k = 0; k < kPerLane; ++k) out[k] = 0.0f;
     }
   } else {
 #pragma unroll
     for (int k = 0; k < kPerLane; ++k) {
-      const int i = lane + 32 * k;
+      const int i = dim_of<kPerLane, kCode>(lane, k);
       out[k] = i < d ? load_exact(head, i, code_of<kCode>(m)) : 0.0f;
     }
   }
@@ -134,11 +177,19 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   float acc[kPerLane];
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) {
-    const int i = lane + 32 * k;
+    const int i = dim_of<kPerLane, kCode>(lane, k);
     q[k] = i < d ? qrow[i] : 0.0f;
     acc[k] = 0.0f;
   }
   const float scale = 1.0f / sqrtf(static_cast<float>(d));
+  // An FP8 cache's lanes load their kPerLane codes as words when every head starts aligned.
+  const bool vector =
+      kCode == kF8 && kPerLane >= 4 &&
+      ((reinterpret_cast<uintptr_t>(a.cache.k.data) | reinterpret_cast<uintptr_t>(a.cache.v.data) |
+        static_cast<uintptr_t>(a.cache.k.ld) | static_cast<uintptr_t>(a.cache.v.ld) |
+        static_cast<uintptr_t>(d)) %
+           4 ==
+       0);
   float running_max = -INFINITY;
   float running_sum = 0.0f;
   for (int j0 = first + warp * kKeys; j0 <= end; j0 += kWarps * kKeys) {
@@ -147,17 +198,25 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     // Keys past `end` load key `end` again (no branch, so the kKeys keys' loads are in flight
     // together) and score -inf.
     float kv[kKeys][kPerLane];
+    float key_scale[kKeys];  // an FP8 cache's scales of these keys (1 otherwise)
+    float value_scale[kKeys];
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
-      load_head<kPerLane, kCode>(a.cache.k, a.cache.k_scale, a.cache.scale_ld,
-                                 base + min(j0 + b, end), kvh, d, lane, kv[b]);
+      const int64_t row = base + min(j0 + b, end);
+      key_scale[b] = kCode == kF8 ? a.cache.k_scale[row * a.cache.scale_ld + kvh] : 1.0f;
+      value_scale[b] = kCode == kF8 ? a.cache.v_scale[row * a.cache.scale_ld + kvh] : 1.0f;
+      load_head<kPerLane, kCode>(a.cache.k, row, kvh, d, lane, vector, kv[b]);
     }
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
       float dot = 0.0f;
 #pragma unroll
       for (int k = 0; k < kPerLane; ++k) dot = fmaf(q[k], kv[b][k], dot);
-      score[b] = j0 + b <= end ? warp_sum(dot) * scale : -INFINITY;
+      if constexpr (kCode == kF8)
+        dot = warp_sum(dot) * key_scale[b];
+      else
+        dot = warp_sum(dot);
+      score[b] = j0 + b <= end ? dot * scale : -INFINITY;
       block_max = fmaxf(block_max, score[b]);
     }
     const float correction = expf(running_max - block_max);
@@ -167,16 +226,16 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     running_max = block_max;
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
-      load_head<kPerLane, kCode>(a.cache.v, a.cache.v_scale, a.cache.scale_ld,
-                                 base + min(j0 + b, end), kvh, d, lane, kv[b]);
+      load_head<kPerLane, kCode>(a.cache.v, base + min(j0 + b, end), kvh, d, lane, vector, kv[b]);
     }
 #pragma unroll
     for (int b = 0; b < kKeys; ++b) {
       if (j0 + b > end) continue;  // the same for the whole warp
       const float p = expf(score[b] - running_max);
       running_sum += p;
+      const float weight = kCode == kF8 ? p * value_scale[b] : p;
 #pragma unroll
-      for (int k = 0; k < kPerLane; ++k) acc[k] = fmaf(p, kv[b][k], acc[k]);
+      for (int k = 0; k < kPerLane; ++k) acc[k] = fmaf(weight, kv[b][k], acc[k]);
     }
   }
   // Merge the warps: a warp that saw no key has max -inf and weighs 0.
@@ -186,7 +245,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   }
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) {
-    const int i = lane + 32 * k;
+    const int i = dim_of<kPerLane, kCode>(lane, k);
     if (i < d) warp_acc[warp][i] = acc[k];
   }
   __syncthreads();

@@ -297,15 +297,17 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
   };
   // Small heads; Llama's 128-dim heads with GQA 4 and positions past several warps' key runs;
   // a 256-dim head (Gemma-like) and one of 80 (not a multiple of 32); a prefill of 40 rows; one
-  // decode row at a long context. Rows * heads below two blocks per SM split the keys over blocks
-  // (cuda_ops.cc split_keys; on an H200 every case here splits), with splits that get no key
-  // (window 5) and ranges far longer than a split.
+  // decode row at a long context; a head of 66 (an FP8 cache's lanes hold 4 consecutive
+  // dimensions: the last lane holds 2, and the rows are not word-aligned). Rows * heads below two
+  // blocks per SM split the keys over blocks (cuda_ops.cc split_keys; on an H200 every case here
+  // splits), with splits that get no key (window 5) and ranges far longer than a split.
   std::vector<float> prefill;
   for (int p = 0; p < 40; ++p) prefill.push_back(static_cast<float>(p));
   const std::vector<Case> cases = {
       {6, 2, 16, 80, 2, {70, 71, 40}}, {8, 2, 128, 300, 2, {290, 0, 137}},
       {8, 2, 128, 3000, 2, {2900}},    {4, 4, 256, 96, 2, {95}},
-      {6, 3, 80, 64, 2, {33, 63}},     {4, 1, 64, 64, 2, prefill}};
+      {6, 3, 80, 64, 2, {33, 63}},     {4, 1, 64, 64, 2, prefill},
+      {4, 2, 66, 64, 2, {40, 7}}};
   for (const Case& c : cases) {
     const int64_t half = c.d / 2;
     const int64_t width = c.kv_heads * c.d;
