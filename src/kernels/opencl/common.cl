@@ -6,6 +6,7 @@
 #define QL_F32 0
 #define QL_BF16 1
 #define QL_F16 2
+#define QL_E4M3 3  // an FP8 KV cache's codes (decoder_ops.cl)
 
 // Round to nearest, ties to even; NaN stays NaN (core f32_to_bf16).
 inline ushort ql_f32_to_bf16(float v) {

@@ -97,15 +97,50 @@ kernel void store_rows(const global uchar* src, ulong s_off, ulong s_ld, int s_d
            ql_load(src, s_off + (ulong)t * s_ld + i, s_dtype));
 }
 
+// The FP8 KV cache (src/model/kv_fp8.h): one work-item per (kv head, row t) of src (f32 / bf16 /
+// f16) writes the head's e4m3 codes and its scale max(amax / 448, 1/(448*512)) at cache row
+// (t / seq_rows) * capacity + positions[t]: the CPU ops' codes and scales (IEEE division where the
+// device has -cl-fp32-correctly-rounded-divide-sqrt, which the runtime then always asks for).
+kernel void store_kv_fp8(const global uchar* src, ulong s_off, ulong s_ld, int s_dtype,
+                         const global int* positions, ulong p_off, global uchar* dst, ulong d_off,
+                         ulong d_ld, global float* scales, ulong sc_off, ulong sc_ld, int capacity,
+                         int kv_heads, int head_dim, int T, int seq_rows) {
+  const int h = get_global_id(0);
+  const int t = get_global_id(1);
+  if (h >= kv_heads || t >= T) return;
+  const int p = positions[p_off + t];
+  if (p < 0 || p >= capacity) return;
+  const ulong row = (ulong)(seq_rows > 0 ? t / seq_rows : 0) * capacity + p;
+  const ulong in = s_off + (ulong)t * s_ld + (ulong)h * head_dim;
+  float amax = 0.0f;
+  for (int i = 0; i < head_dim; ++i) amax = fmax(amax, fabs(ql_load(src, in + i, s_dtype)));
+  const float scale = fmax(amax / 448.0f, 1.0f / (448.0f * 512.0f));
+  const ulong out = d_off + row * d_ld + (ulong)h * head_dim;
+  for (int i = 0; i < head_dim; ++i) {
+    dst[out + i] = (uchar)ql_f32_to_e4m3(ql_load(src, in + i, s_dtype) / scale);
+  }
+  scales[sc_off + row * sc_ld + h] = scale;
+}
+
+// A cache element as f32: an FP8 cache's code times its row's scale for the head (one f32
+// product, as the CPU ops take it), else the f32 / bf16 / f16 value.
+inline float ql_cache_load(const global uchar* base, ulong index, int dtype, float scale) {
+  if (dtype == QL_E4M3) return ql_e4m3_to_f32(base[index]) * scale;
+  return ql_load(base, index, dtype);
+}
+
 // One work-item per (query head, row): causal grouped-query attention over row t's sequence of
 // the layer's cache (rows from (t / seq_rows) * capacity, seq_rows 0: one sequence; kv head
-// h / group), online softmax, f32 throughout.
+// h / group), online softmax, f32 throughout. An FP8 cache (dtype QL_E4M3) reads its scales
+// [rows, kv heads] from k_scale / v_scale (row stride sc_ld); other caches pass any buffer there.
 #define QL_MAX_HEAD_DIM 512
 kernel void attention(const global float* q, ulong q_off, ulong q_ld, const global int* positions,
                       ulong p_off, const global uchar* k, ulong k_off, ulong k_ld, int k_dtype,
                       const global uchar* v, ulong v_off, ulong v_ld, int v_dtype, int capacity,
                       int heads, int kv_heads, int head_dim, int window, global uchar* out,
-                      ulong o_off, ulong o_ld, int o_dtype, int T, int seq_rows) {
+                      ulong o_off, ulong o_ld, int o_dtype, int T, int seq_rows,
+                      const global float* k_scale, ulong ks_off, const global float* v_scale,
+                      ulong vs_off, ulong sc_ld) {
   const int h = get_global_id(0);
   const int t = get_global_id(1);
   if (h >= heads || t >= T) return;
@@ -127,15 +162,19 @@ kernel void attention(const global float* q, ulong q_off, ulong q_ld, const glob
   float running_sum = 0.0f;
   for (int j = first; j <= last; ++j) {
     const ulong krow = k_off + (base + j) * k_ld + (ulong)kvh * d;
+    const float ks = k_dtype == QL_E4M3 ? k_scale[ks_off + (base + j) * sc_ld + kvh] : 1.0f;
+    const float vs = v_dtype == QL_E4M3 ? v_scale[vs_off + (base + j) * sc_ld + kvh] : 1.0f;
     float dot = 0.0f;
-    for (int i = 0; i < d; ++i) dot += qv[i] * ql_load(k, krow + i, k_dtype);
+    for (int i = 0; i < d; ++i) dot += qv[i] * ql_cache_load(k, krow + i, k_dtype, ks);
     const float score = dot * scale;
     const float new_max = fmax(running_max, score);
     const float correction = exp(running_max - new_max);
     const float p = exp(score - new_max);
     running_sum = running_sum * correction + p;
     const ulong vrow = v_off + (base + j) * v_ld + (ulong)kvh * d;
-    for (int i = 0; i < d; ++i) acc[i] = acc[i] * correction + p * ql_load(v, vrow + i, v_dtype);
+    for (int i = 0; i < d; ++i) {
+      acc[i] = acc[i] * correction + p * ql_cache_load(v, vrow + i, v_dtype, vs);
+    }
     running_max = new_max;
   }
   const float inv = 1.0f / running_sum;

@@ -58,7 +58,7 @@ class OpenClOpsTest : public testing::Test {
   }
 
   // A [rows, cols] matrix with leading dimension ld and `offset` leading elements, of `values`
-  // (as f32, bf16 or f16) on both sides.
+  // (as f32, bf16, f16, e4m3 or i32) on both sides.
   Pair make(DType dtype, int64_t rows, int64_t cols, int64_t ld, int64_t offset,
             const std::vector<float>& values) {
     Pair p;
@@ -77,6 +77,9 @@ class OpenClOpsTest : public testing::Test {
       } else if (dtype == DType::kI32) {
         const auto n = static_cast<int32_t>(v);
         std::memcpy(at, &n, 4);
+      } else if (dtype == DType::kF8E4M3) {
+        const uint8_t b = f32_to_f8e4m3(v);
+        std::memcpy(at, &b, 1);
       } else {
         const uint16_t b = dtype == DType::kBF16 ? f32_to_bf16(v) : f32_to_f16(v);
         std::memcpy(at, &b, 2);
@@ -201,21 +204,31 @@ TEST_F(OpenClOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
   const RopeTable host_table{capacity, half, cos_t.host_view(), sin_t.host_view()};
   const RopeTable device_table{capacity, half, cos_t.device_view(), sin_t.device_view()};
   Pair pos = make(DType::kI32, 1, T, T, 0, {70, 71, 40});  // 70+ keys
-  for (DType kv_dtype : {DType::kF32, DType::kBF16}) {
+  for (DType kv_dtype : {DType::kF32, DType::kBF16, DType::kF8E4M3}) {
+    const bool fp8 = kv_dtype == DType::kF8E4M3;
     for (int64_t window : {int64_t{0}, int64_t{5}}) {
       const std::string what =
           std::string(dtype_name(kv_dtype)) + " window " + std::to_string(window);
-      // Caches with history: both start from the same random contents.
+      // Caches with history: both start from the same random contents (an FP8 cache's scales
+      // too, src/model/kv_fp8.h).
       const std::vector<float> history = random(rng_, layers * capacity * width);
       Pair kc = make(kv_dtype, layers * capacity, width, width, 0, history);
       Pair vc = make(kv_dtype, layers * capacity, width, width, 0, random(rng_, history.size()));
+      const std::vector<float> scale_history = random(rng_, layers * capacity * kv_heads);
+      Pair ks = make(DType::kF32, layers * capacity, kv_heads, kv_heads, 0, scale_history);
+      Pair vs = make(DType::kF32, layers * capacity, kv_heads, kv_heads, 0, scale_history);
       auto cache = [&](bool device) {
-        return KvCacheView{layers,
-                           capacity,
-                           kv_heads,
-                           d,
-                           device ? kc.device_view() : kc.host_view(),
-                           device ? vc.device_view() : vc.host_view()};
+        KvCacheView view{layers,
+                         capacity,
+                         kv_heads,
+                         d,
+                         device ? kc.device_view() : kc.host_view(),
+                         device ? vc.device_view() : vc.host_view()};
+        if (fp8) {
+          view.k_scale = device ? ks.device_view() : ks.host_view();
+          view.v_scale = device ? vs.device_view() : vs.host_view();
+        }
+        return view;
       };
       // q, k with rope; k, v stored at the positions of layer 1; attention over layer 1.
       Pair q = make(DType::kF32, T, heads * d, heads * d + 4, 0, random(rng_, T * 100));
@@ -226,12 +239,19 @@ TEST_F(OpenClOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
         ASSERT_TRUE(gpu_->rope(p->device_view(), d, pos.device_view(), device_table).ok());
       }
       expect_close(device_floats(q), host_floats(q), 1e-6, "rope q " + what);
+      if (fp8) {
+        // The same rotated keys on both sides (rope agrees to 1e-6, which could move a code by a
+        // step): the FP8 store must then write the CPU's codes and scales exactly.
+        ASSERT_TRUE(ctx_->upload(k.device.data(), 0, k.host.data(), k.host.size()).ok());
+      }
       ASSERT_TRUE(
           cpu_->store_kv(k.host_view(), v.host_view(), pos.host_view(), cache(false), 1).ok());
       ASSERT_TRUE(
           gpu_->store_kv(k.device_view(), v.device_view(), pos.host_view(), cache(true), 1).ok());
-      expect_close(device_floats(kc), host_floats(kc), 1e-6, "store_kv keys " + what);
+      expect_close(device_floats(kc), host_floats(kc), fp8 ? 0 : 1e-6, "store_kv keys " + what);
       expect_close(device_floats(vc), host_floats(vc), 0, "store_kv values " + what);
+      expect_close(device_floats(ks), host_floats(ks), 0, "store_kv key scales " + what);
+      expect_close(device_floats(vs), host_floats(vs), 0, "store_kv value scales " + what);
       Pair out = make(DType::kF32, T, heads * d, heads * d, 0, {NAN});
       const AttentionShape shape{heads, kv_heads, d, window};
       ASSERT_TRUE(
@@ -246,27 +266,36 @@ TEST_F(OpenClOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
 }
 
 // A cache of three sequences, one row per sequence (batched decode): store_kv and attention
-// against the CPU ops (which cpu_ops_test checks against a double reference), f32 and bf16 caches.
+// against the CPU ops (which cpu_ops_test checks against a double reference), f32, bf16 and FP8
+// caches.
 TEST_F(OpenClOpsTest, CacheSequencesMatchTheCpuOps) {
   const int64_t heads = 8, kv_heads = 2, d = 64, capacity = 96, layers = 2, sequences = 3, T = 3;
   const int64_t width = kv_heads * d, rows = layers * sequences * capacity;
   Pair pos = make(DType::kI32, 1, T, T, 0, {70, 12, 95});
-  for (DType kv_dtype : {DType::kF32, DType::kBF16}) {
+  for (DType kv_dtype : {DType::kF32, DType::kBF16, DType::kF8E4M3}) {
     const std::string what(dtype_name(kv_dtype));
     const std::vector<float> history = random(rng_, rows * width);
     const std::vector<float> v_history = random(rng_, rows * width);
     Pair kc = make(kv_dtype, rows, width, width, 0, history);
     Pair vc = make(kv_dtype, rows, width, width, 0, v_history);
+    const std::vector<float> scale_history = random(rng_, rows * kv_heads);
+    Pair ks = make(DType::kF32, rows, kv_heads, kv_heads, 0, scale_history);
+    Pair vs = make(DType::kF32, rows, kv_heads, kv_heads, 0, scale_history);
     auto cache = [&](bool device) {
-      return KvCacheView{layers,
-                         capacity,
-                         kv_heads,
-                         d,
-                         device ? kc.device_view() : kc.host_view(),
-                         device ? vc.device_view() : vc.host_view(),
-                         sequences,
-                         0,
-                         1};
+      KvCacheView view{layers,
+                       capacity,
+                       kv_heads,
+                       d,
+                       device ? kc.device_view() : kc.host_view(),
+                       device ? vc.device_view() : vc.host_view(),
+                       sequences,
+                       0,
+                       1};
+      if (kv_dtype == DType::kF8E4M3) {
+        view.k_scale = device ? ks.device_view() : ks.host_view();
+        view.v_scale = device ? vs.device_view() : vs.host_view();
+      }
+      return view;
     };
     Pair k = make(DType::kF32, T, width, width, 0, random(rng_, T * width));
     Pair v = make(DType::kF32, T, width, width, 0, random(rng_, T * width));
@@ -276,6 +305,8 @@ TEST_F(OpenClOpsTest, CacheSequencesMatchTheCpuOps) {
         gpu_->store_kv(k.device_view(), v.device_view(), pos.host_view(), cache(true), 1).ok());
     expect_close(device_floats(kc), host_floats(kc), 0, "store_kv keys " + what);
     expect_close(device_floats(vc), host_floats(vc), 0, "store_kv values " + what);
+    expect_close(device_floats(ks), host_floats(ks), 0, "store_kv key scales " + what);
+    expect_close(device_floats(vs), host_floats(vs), 0, "store_kv value scales " + what);
     Pair q = make(DType::kF32, T, heads * d, heads * d, 0, random(rng_, T * heads * d));
     Pair out = make(DType::kF32, T, heads * d, heads * d, 0, {NAN});
     const AttentionShape shape{heads, kv_heads, d, 0};

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/opencl/runtime/opencl_runtime.h"
@@ -35,9 +36,12 @@ struct View {
   cl_int dtype;
 };
 
+// dtype codes of decoder_ops.cl: common.cl's QL_F32 / QL_BF16 / QL_F16, and QL_E4M3 (3) for an
+// FP8 KV cache's codes.
 View view_of(ConstMatrixView v) {
+  const int code = v.dtype() == DType::kF8E4M3 ? 3 : opencl::dtype_code(v.dtype());
   return {opencl::mem_of(v.data()), static_cast<cl_ulong>(v.offset()),
-          static_cast<cl_ulong>(v.ld()), static_cast<cl_int>(opencl::dtype_code(v.dtype()))};
+          static_cast<cl_ulong>(v.ld()), static_cast<cl_int>(code)};
 }
 
 using ops_checks::float_dtype;
@@ -47,10 +51,12 @@ class OpenClOps final : public DecoderOps {
   explicit OpenClOps(opencl::Context& device) : device_(device) {}
 
   Status load() {
-    const char* names[] = {"embed",     "rms_norm", "head_rms_norm", "rope", "store_rows",
-                           "attention", "silu_mul", "add",           "copy", "argmax"};
-    opencl::KernelHandle* slots[] = {&embed_,     &rms_norm_, &head_rms_norm_, &rope_, &store_rows_,
-                                     &attention_, &silu_mul_, &add_,           &copy_, &argmax_};
+    const char* names[] = {"embed",      "rms_norm",  "head_rms_norm", "rope",
+                           "store_rows", "attention", "silu_mul",      "add",
+                           "copy",       "argmax",    "store_kv_fp8"};
+    opencl::KernelHandle* slots[] = {&embed_,      &rms_norm_,  &head_rms_norm_, &rope_,
+                                     &store_rows_, &attention_, &silu_mul_,      &add_,
+                                     &copy_,       &argmax_,    &store_kv_fp8_};
     for (std::size_t i = 0; i < std::size(names); ++i) {
       QL_ASSIGN_OR_RETURN(*slots[i], device_.kernel(kFile, names[i]));
     }
@@ -168,6 +174,24 @@ class OpenClOps final : public DecoderOps {
     const cl_int capacity = static_cast<cl_int>(cache.capacity), w = static_cast<cl_int>(width);
     const cl_int seq_rows = static_cast<cl_int>(cache.rows_per_sequence);
     const cl_int T = static_cast<cl_int>(k.rows());
+    if (cache.fp8()) {
+      // One work-item per (kv head, row): the head's codes and scale (src/model/kv_fp8.h).
+      const cl_int kv_heads = static_cast<cl_int>(cache.kv_heads),
+                   hd = static_cast<cl_int>(cache.head_dim);
+      for (const auto& [src, dst, scales] :
+           {std::tuple<ConstMatrixView, MatrixView, MatrixView>{k, cache.layer_k(layer),
+                                                                cache.layer_k_scale(layer)},
+            std::tuple<ConstMatrixView, MatrixView, MatrixView>{v, cache.layer_v(layer),
+                                                                cache.layer_v_scale(layer)}}) {
+        const View s = view_of(src), d = view_of(dst), sc = view_of(scales);
+        QL_RETURN_IF_ERROR(run(
+            store_kv_fp8_, "store_kv", {dim(kv_heads), dim(T)},
+            {arg(s.mem), arg(s.offset), arg(s.ld), arg(s.dtype), arg(index.mem), arg(index.offset),
+             arg(d.mem), arg(d.offset), arg(d.ld), arg(sc.mem), arg(sc.offset), arg(sc.ld),
+             arg(capacity), arg(kv_heads), arg(hd), arg(T), arg(seq_rows)}));
+      }
+      return Status::ok_status();
+    }
     for (const auto& [src, dst] :
          {std::pair<ConstMatrixView, MatrixView>{k, cache.layer_k(layer)},
           std::pair<ConstMatrixView, MatrixView>{v, cache.layer_v(layer)}}) {
@@ -207,17 +231,21 @@ class OpenClOps final : public DecoderOps {
                         }));
     const View qv = view_of(q), kv = view_of(cache.layer_k(layer)),
                vv = view_of(cache.layer_v(layer)), ov = view_of(out);
+    // An FP8 cache's scales; other caches pass their own buffers there, never read.
+    const View ks = cache.fp8() ? view_of(cache.layer_k_scale(layer)) : View{kv.mem, 0, 0, 0};
+    const View vs = cache.fp8() ? view_of(cache.layer_v_scale(layer)) : View{vv.mem, 0, 0, 0};
     const cl_int capacity = static_cast<cl_int>(cache.capacity);
     const cl_int heads = static_cast<cl_int>(shape.heads),
                  kv_heads = static_cast<cl_int>(shape.kv_heads), hd = static_cast<cl_int>(d),
                  window = static_cast<cl_int>(shape.window), rows = static_cast<cl_int>(T),
                  seq_rows = static_cast<cl_int>(cache.rows_per_sequence);
     return run(attention_, "attention", {dim(heads), dim(rows)},
-               {arg(qv.mem),    arg(qv.offset), arg(qv.ld),    arg(index.mem), arg(index.offset),
-                arg(kv.mem),    arg(kv.offset), arg(kv.ld),    arg(kv.dtype),  arg(vv.mem),
-                arg(vv.offset), arg(vv.ld),     arg(vv.dtype), arg(capacity),  arg(heads),
-                arg(kv_heads),  arg(hd),        arg(window),   arg(ov.mem),    arg(ov.offset),
-                arg(ov.ld),     arg(ov.dtype),  arg(rows),     arg(seq_rows)});
+               {arg(qv.mem),    arg(qv.offset), arg(qv.ld),     arg(index.mem), arg(index.offset),
+                arg(kv.mem),    arg(kv.offset), arg(kv.ld),     arg(kv.dtype),  arg(vv.mem),
+                arg(vv.offset), arg(vv.ld),     arg(vv.dtype),  arg(capacity),  arg(heads),
+                arg(kv_heads),  arg(hd),        arg(window),    arg(ov.mem),    arg(ov.offset),
+                arg(ov.ld),     arg(ov.dtype),  arg(rows),      arg(seq_rows),  arg(ks.mem),
+                arg(ks.offset), arg(vs.mem),    arg(vs.offset), arg(ks.ld)});
   }
 
   Status silu_mul(ConstMatrixView gate, ConstMatrixView up, MatrixView out) override {
@@ -343,10 +371,20 @@ class OpenClOps final : public DecoderOps {
   }
   Status require_cache(std::string_view op, const KvCacheView& cache, int64_t layer,
                        int64_t rows) const {
-    return ops_checks::require_cache("opencl", op, cache, layer, rows, device_.location());
+    QL_RETURN_IF_ERROR(ops_checks::require_cache("opencl", op, cache, layer, rows,
+                                                 device_.location(), /*fp8=*/true));
+    if (cache.fp8() && (cache.k_scale.ld() != cache.v_scale.ld() || cache.head_dim <= 0 ||
+                        cache.head_dim > kMaxHeadDim)) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "opencl ops {}: an FP8 cache needs key and value scales of one leading "
+                        "dimension ({} and {}) and head_dim in [1, {}] ({})",
+                        op, cache.k_scale.ld(), cache.v_scale.ld(), kMaxHeadDim, cache.head_dim);
+    }
+    return Status::ok_status();
   }
 
   opencl::Context& device_;
+  opencl::KernelHandle store_kv_fp8_;
   opencl::KernelHandle embed_, rms_norm_, head_rms_norm_, rope_, store_rows_, attention_, silu_mul_,
       add_, copy_, argmax_;
   opencl::BufferHandle index_buffer_;
