@@ -219,6 +219,7 @@ class DeviceDecoder final : public Decoder {
   Tensor hidden_, normed_, delta_, partial_, ids_, positions_, workspace_, rope_cos_, rope_sin_;
   Tensor host_ids_, host_logits_;  // pinned staging for a device: ids and positions up, logits down
   Tensor argmax_ids_, host_argmax_;  // greedy ids [1, max_rows] (device), their pinned staging
+  std::vector<float> split_vocab_logits_;  // greedy under a TP-split vocabulary (run_rows)
   // The one-token step recorded once (a CUDA graph) and replayed for every decode token: one
   // submission instead of ~10 launches per layer. Null until the first decode step, and for good
   // when the device cannot record (why_not_recorded_ says why, QLINEAR_VERBOSE=run).
@@ -534,11 +535,6 @@ Status DeviceDecoder::load(DecoderWeights& weights, const Device& device,
     return make_error(ErrorCode::kInvalidArgument, "the KV cache is f32, bf16 or fp8, not {}",
                       dtype_name(options.kv_dtype));
   }
-  if (options.kv_dtype == DType::kF8E4M3 && device.platform == Platform::kOpenCl) {
-    return make_error(ErrorCode::kUnsupported,
-                      "--kv-dtype fp8: the OpenCL backend has no FP8 KV cache yet (f32 or bf16 "
-                      "run there; fp8 runs on the cpu and cuda devices)");
-  }
   heads_per_rank_ = c.heads / tp;
   kv_heads_per_rank_ = c.kv_heads / tp;
   inter_per_rank_ = c.intermediate / tp;
@@ -750,8 +746,10 @@ Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const 
                       out_rows);
   }
   if (greedy && !device_argmax()) {
-    // The ranks' vocabulary slices meet on the host: the logits come down, greedy_token picks.
-    std::vector<float> rows(static_cast<std::size_t>(out_rows * config_.vocab));
+    // The ranks' vocabulary slices meet on the host: the logits come down, greedy_token picks
+    // (into a buffer kept across steps, so a decode step allocates nothing).
+    std::vector<float>& rows = split_vocab_logits_;
+    rows.resize(static_cast<std::size_t>(out_rows * config_.vocab));
     QL_RETURN_IF_ERROR(run_rows(
         tokens, positions, start, first_sequence, rows_per_sequence, all_logits, decode_rows,
         MatrixView::dense(rows.data(), DType::kF32, out_rows, config_.vocab)));
