@@ -56,8 +56,7 @@ void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set) {
       ->capture_default_str();
   if (set.kv_dtype) {
     cmd->add_option("--kv-dtype", flags->kv_dtype,
-                    "KV cache: f32, bf16 or fp8 (e4m3 with a scale per position and kv head; "
-                    "CPU and CUDA)")
+                    "KV cache: f32, bf16 or fp8 (e4m3 with a scale per position and kv head)")
         ->check(CLI::IsMember({"f32", "bf16", "fp8"}))
         ->capture_default_str();
   }
