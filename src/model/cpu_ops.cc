@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -23,19 +22,6 @@ namespace {
 
 constexpr int64_t kKeyBlock = 32;  // keys scored together before the running max moves
 constexpr int64_t kMaxHeadDim = 512;
-
-// An FP8 cache head's values, kv_fp8::dequantize_head through a table of the 256 codes (the
-// same floats; dtype.cc's decoder per element made attention over an FP8 cache 10x slower).
-void dequantize_head(const void* codes, int64_t d, float scale, float* out) {
-  static const std::array<float, 256> table = [] {
-    std::array<float, 256> t{};
-    for (int c = 0; c < 256; ++c)
-      t[static_cast<std::size_t>(c)] = f8e4m3_to_f32(static_cast<uint8_t>(c));
-    return t;
-  }();
-  const auto* bytes = static_cast<const uint8_t*>(codes);
-  for (int64_t i = 0; i < d; ++i) out[i] = table[bytes[i]] * scale;
-}
 
 float load(const void* row, DType dtype, int64_t i) {
   switch (dtype) {
@@ -304,7 +290,8 @@ class CpuOps final : public DecoderOps {
           const void* krow = static_cast<const std::byte*>(ck.row(base + j)) +
                              kvh * d * static_cast<int64_t>(ck.element_bytes());
           if (cache.fp8()) {
-            dequantize_head(krow, d, ks.row_as<float>(base + j)[kvh], key);
+            kv_fp8::dequantize_head(static_cast<const uint8_t*>(krow), d,
+                                    ks.row_as<float>(base + j)[kvh], key);
           } else {
             convert_to_f32(krow, ck.dtype(), static_cast<std::size_t>(d), key);
           }
@@ -323,7 +310,8 @@ class CpuOps final : public DecoderOps {
           const void* vrow = static_cast<const std::byte*>(cv.row(base + j)) +
                              kvh * d * static_cast<int64_t>(cv.element_bytes());
           if (cache.fp8()) {
-            dequantize_head(vrow, d, vs.row_as<float>(base + j)[kvh], key);
+            kv_fp8::dequantize_head(static_cast<const uint8_t*>(vrow), d,
+                                    vs.row_as<float>(base + j)[kvh], key);
           } else {
             convert_to_f32(vrow, cv.dtype(), static_cast<std::size_t>(d), key);
           }

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "qlinear/dtype.h"
@@ -32,9 +34,18 @@ inline float quantize_head(const float* x, int64_t n, uint8_t* codes) {
   return scale;
 }
 
-// One head's values back: out[i] = e4m3(codes[i]) * scale.
+// One head's values back: out[i] = e4m3(codes[i]) * scale, the codes decoded through a table
+// of all 256 (the same floats as f8e4m3_to_f32; decoding each element made CPU attention over
+// an FP8 cache 10x slower).
 inline void dequantize_head(const uint8_t* codes, int64_t n, float scale, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = f8e4m3_to_f32(codes[i]) * scale;
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (int c = 0; c < 256; ++c) {
+      t[static_cast<std::size_t>(c)] = f8e4m3_to_f32(static_cast<uint8_t>(c));
+    }
+    return t;
+  }();
+  for (int64_t i = 0; i < n; ++i) out[i] = table[codes[i]] * scale;
 }
 
 }  // namespace qlinear::kv_fp8
