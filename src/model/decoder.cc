@@ -33,6 +33,46 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// QLINEAR_STEP_SKIP=op,op,... leaves those operations out of every forward: a profiling knob
+// only (docs/runner.md "Where a step's time goes"): the step's time without an operation, against
+// the step's time with it, is what that operation costs inside the recorded step, its overlap
+// with the neighbours included, which no per-kernel profiler run shows. The outputs are then
+// wrong; a warning says so once. Names: norm (every RMSNorm and add + RMSNorm), qkv, rope_kv
+// (RoPE and the KV store), attention, o, gate_up, silu, down, lm_head.
+struct StepSkips {
+  bool norm = false, qkv = false, rope_kv = false, attention = false, o = false, gate_up = false,
+       silu = false, down = false, lm_head = false;
+};
+
+const StepSkips& step_skips() {
+  static const StepSkips skips = [] {
+    StepSkips s;
+    const char* env = std::getenv("QLINEAR_STEP_SKIP");
+    if (env == nullptr || *env == '\0') return s;
+    const std::pair<std::string_view, bool*> names[] = {
+        {"norm", &s.norm},           {"qkv", &s.qkv},   {"rope_kv", &s.rope_kv},
+        {"attention", &s.attention}, {"o", &s.o},       {"gate_up", &s.gate_up},
+        {"silu", &s.silu},           {"down", &s.down}, {"lm_head", &s.lm_head}};
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view name = rest.substr(0, comma);
+      bool known = false;
+      for (const auto& [n, flag] : names) {
+        if (n == name) *flag = known = true;
+      }
+      if (!known) log_warn("QLINEAR_STEP_SKIP: unknown operation \"{}\" ignored", name);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    log_warn(
+        "QLINEAR_STEP_SKIP={}: these operations are left out, every output is wrong "
+        "(a profiling knob)",
+        env);
+    return s;
+  }();
+  return skips;
+}
+
 // --- projections of one rank ------------------------------------------------------------------
 
 // A column-parallel projection of one rank: one Linear (fused) or several (unfused shards), each
@@ -631,9 +671,12 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
   const float eps = static_cast<float>(c.rms_eps);
   const int tp = options_.tp;
   const int64_t d = c.head_dim;
+  const StepSkips& skip = step_skips();
 
   QL_RETURN_IF_ERROR(ops_->embed(embed_, ids, x));
-  QL_RETURN_IF_ERROR(ops_->rms_norm(x, layers_.front().input_norm.matrix(), eps, normed));
+  if (!skip.norm) {
+    QL_RETURN_IF_ERROR(ops_->rms_norm(x, layers_.front().input_norm.matrix(), eps, normed));
+  }
   KvCacheView cache{c.layers,         options_.ctx,   c.kv_heads,         d,
                     kv_k_.matrix(),   kv_v_.matrix(), options_.sequences, first_sequence,
                     rows_per_sequence};
@@ -648,7 +691,7 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
       const RankLayer& rank = layer.ranks[static_cast<std::size_t>(r)];
       const auto ri = static_cast<std::size_t>(r);
       const MatrixView qkv = qkv_buf_[ri].matrix().slice_rows(0, T);
-      QL_RETURN_IF_ERROR(run_column(rank.qkv, normed, qkv));
+      if (!skip.qkv) QL_RETURN_IF_ERROR(run_column(rank.qkv, normed, qkv));
       const MatrixView q = qkv.slice_cols(rank.qkv.slots[0]->begin, rank.qkv.slots[0]->size);
       const MatrixView k = qkv.slice_cols(rank.qkv.slots[1]->begin, rank.qkv.slots[1]->size);
       const MatrixView v = qkv.slice_cols(rank.qkv.slots[2]->begin, rank.qkv.slots[2]->size);
@@ -664,39 +707,47 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
         rank_cache.k_scale = cache.k_scale.slice_cols(r * kv_heads_per_rank_, kv_heads_per_rank_);
         rank_cache.v_scale = cache.v_scale.slice_cols(r * kv_heads_per_rank_, kv_heads_per_rank_);
       }
-      QL_RETURN_IF_ERROR(ops_->rope_store_kv(q, k, v, d, pos, rope_, rank_cache, l));
+      if (!skip.rope_kv) {
+        QL_RETURN_IF_ERROR(ops_->rope_store_kv(q, k, v, d, pos, rope_, rank_cache, l));
+      }
       const MatrixView attn = attn_buf_[ri].matrix().slice_rows(0, T);
       const AttentionShape shape{heads_per_rank_, kv_heads_per_rank_, d,
                                  c.layer_is_sliding(l) ? c.sliding_window : 0};
-      QL_RETURN_IF_ERROR(ops_->attention(q, pos, rank_cache, l, shape,
-                                         attn.slice_cols(rank.o.pad_front, heads_per_rank_ * d)));
-      QL_RETURN_IF_ERROR(run_row(rank.o, attn, r == 0 ? delta : partial));
+      if (!skip.attention) {
+        QL_RETURN_IF_ERROR(ops_->attention(q, pos, rank_cache, l, shape,
+                                           attn.slice_cols(rank.o.pad_front, heads_per_rank_ * d)));
+      }
+      if (!skip.o) QL_RETURN_IF_ERROR(run_row(rank.o, attn, r == 0 ? delta : partial));
       if (r > 0) QL_RETURN_IF_ERROR(ops_->add(delta, partial));
     }
-    QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, layer.post_norm.matrix(), eps, normed));
+    if (!skip.norm) {
+      QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, layer.post_norm.matrix(), eps, normed));
+    }
     // MLP: every rank on its slice of the intermediate size, the down_proj partials summed.
     for (int r = 0; r < tp; ++r) {
       const RankLayer& rank = layer.ranks[static_cast<std::size_t>(r)];
       const auto ri = static_cast<std::size_t>(r);
       const MatrixView gu = gate_up_buf_[ri].matrix().slice_rows(0, T);
-      QL_RETURN_IF_ERROR(run_column(rank.gate_up, normed, gu));
+      if (!skip.gate_up) QL_RETURN_IF_ERROR(run_column(rank.gate_up, normed, gu));
       const MatrixView act = act_buf_[ri].matrix().slice_rows(0, T);
-      QL_RETURN_IF_ERROR(
-          ops_->silu_mul(gu.slice_cols(rank.gate_up.slots[0]->begin, rank.gate_up.slots[0]->size),
-                         gu.slice_cols(rank.gate_up.slots[1]->begin, rank.gate_up.slots[1]->size),
-                         act.slice_cols(rank.down.pad_front, inter_per_rank_)));
-      QL_RETURN_IF_ERROR(run_row(rank.down, act, r == 0 ? delta : partial));
+      if (!skip.silu) {
+        QL_RETURN_IF_ERROR(
+            ops_->silu_mul(gu.slice_cols(rank.gate_up.slots[0]->begin, rank.gate_up.slots[0]->size),
+                           gu.slice_cols(rank.gate_up.slots[1]->begin, rank.gate_up.slots[1]->size),
+                           act.slice_cols(rank.down.pad_front, inter_per_rank_)));
+      }
+      if (!skip.down) QL_RETURN_IF_ERROR(run_row(rank.down, act, r == 0 ? delta : partial));
       if (r > 0) QL_RETURN_IF_ERROR(ops_->add(delta, partial));
     }
     const Tensor& next =
         l + 1 < c.layers ? layers_[static_cast<std::size_t>(l + 1)].input_norm : final_norm_;
-    QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, next.matrix(), eps, normed));
+    if (!skip.norm) QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, next.matrix(), eps, normed));
   }
   // The lm_head of the rows asked for, each rank's vocabulary slice into its buffer.
   const ConstMatrixView last = all_logits ? ConstMatrixView(normed) : normed.slice_rows(T - 1, 1);
   for (std::size_t r = 0; r < lm_head_.size(); ++r) {
     const MatrixView out = lm_buf_[r].matrix().slice_rows(0, last.rows());
-    QL_RETURN_IF_ERROR(run_column(lm_head_[r], last, out));
+    if (!skip.lm_head) QL_RETURN_IF_ERROR(run_column(lm_head_[r], last, out));
   }
   if (greedy) {
     const ColumnWindow& vocab = *lm_head_.front().slots[0];
