@@ -17,11 +17,12 @@
 // Split over the keys (a.splits > 1, decode): a decode row alone is `heads` blocks, 32 for Llama-3
 // 8B on 132 SMs, each walking every key. With splits S the grid gets a third dimension: the row's
 // range (read from the device-side position, so one recorded launch serves every context length)
-// is cut into parts of max(ceil(keys / S), kMinSplitKeys) keys, block s takes part s (none past
-// the last), writes its (max, sum, unnormalised accumulator) to a.partials, and the block that
-// finishes last for its (row, head) (an atomic counter, reset by it) merges the used parts'
+// is cut into parts of max(ceil(keys / S), a.min_split_keys) keys, block s takes part s (none
+// past the last), writes its (max, sum, unnormalised accumulator) to a.partials, and the block
+// that finishes last for its (row, head) (an atomic counter, reset by it) merges the used parts'
 // partials in split order: deterministic, one launch, graph-capturable. Blocks past the used parts
-// leave at once and are not counted. The floor on a part keeps
+// leave at once and are not counted; a row whose keys fill one part is written by that part's
+// block directly, without the protocol. The floor on a part keeps
 // short contexts from paying for S tiny parts (measured on the H200, 8B decode: S = 32 without
 // it ran 230 tok/s at 128 positions against 267 with 9 parts, and 175 against 148 at 2048).
 //
@@ -43,8 +44,7 @@ using cuda_device::load_exact;
 using cuda_device::store_exact;
 
 constexpr int kWarps = 8;
-constexpr int kKeys = 4;           // keys a warp scores before it rescales
-constexpr int kMinSplitKeys = 16;  // the smallest part of a split range
+constexpr int kKeys = 4;  // keys a warp scores before it rescales
 
 __device__ __forceinline__ float warp_sum(float v) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   int used = 1;  // parts holding keys (the same in every block of the row and head)
   if (a.splits > 1) {
     const int keys = last - first + 1;
-    const int chunk = max((keys + a.splits - 1) / a.splits, kMinSplitKeys);
+    const int chunk = max((keys + a.splits - 1) / a.splits, max(a.min_split_keys, 1));
     used = (keys + chunk - 1) / chunk;
     // Blocks past the used parts have no keys: they leave at once and are not counted (at 128
     // positions 25 of Llama-3 8B's 33 blocks per head, which used to run the whole publish and
@@ -265,7 +265,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     for (int w = 0; w < kWarps; ++w) sum += warp_acc[w][i] * weight[w];
     return sum;
   };
-  if (a.splits <= 1) {
+  // One part (no split, or a context short enough for one): the block's result is the row's.
+  if (used == 1) {
     const float inv = 1.0f / total;
     for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
       store_exact(out, i, block_acc(i) * inv, a.out.code);

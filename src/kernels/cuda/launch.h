@@ -218,6 +218,8 @@ cudaError_t decoder_rope_store_kv_fp8(DecoderMatrix q, DecoderMatrix k, DecoderM
                                       DecoderMatrix sin, int64_t table_positions,
                                       DecoderCache cache, cudaStream_t stream);
 
+// The default fewest keys of a split attention part (DecoderAttention::min_split_keys).
+inline constexpr int kDecoderMinSplitKeys = 16;
 struct DecoderAttention {
   DecoderMatrix q;  // f32 [rows, heads * head_dim]
   const int32_t* positions = nullptr;
@@ -236,6 +238,9 @@ struct DecoderAttention {
   int splits = 1;
   float* partials = nullptr;
   int* counters = nullptr;
+  // The fewest keys of a part: a row's keys are cut into max(ceil(keys / splits), this) (fewer
+  // parts than splits at short contexts; the blocks of the others leave at once).
+  int min_split_keys = kDecoderMinSplitKeys;
 };
 inline constexpr int kDecoderMaxHeadDim = 512;
 inline constexpr int kDecoderMaxSplits = 64;

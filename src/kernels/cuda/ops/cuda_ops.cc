@@ -369,12 +369,12 @@ class CudaOps final : public DecoderOps {
 
   // Decode attention has rows * heads blocks, too few for the GPU: when they are fewer than two per
   // SM, the keys of each are split over up to enough blocks for eight per SM (decoder_attention.cu
-  // uses as many as the context fills with parts of at least 16 keys).
+  // uses as many as the context fills with parts of at least min_split_keys keys).
   // The count depends on the shape only, never on the positions, so a recorded decode step stays
   // right at every context length. The partials and counters are allocated once, for every shape
   // that splits (rows * heads * splits < 2 * target), and never moved, so no recorded graph can
   // point at freed memory. QLINEAR_CUDA_ATTENTION_SPLITS=n forces n splits where it splits (1:
-  // never; a measurement knob).
+  // never), QLINEAR_CUDA_ATTENTION_MIN_PART=k the fewest keys of a part (measurement knobs).
   Status split_keys(launch::DecoderAttention& a) {
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_SPLITS");
@@ -400,7 +400,12 @@ class CudaOps final : public DecoderOps {
       QL_ASSIGN_OR_RETURN(counters_, Tensor::allocate(DType::kI32, {2 * sms}, device_.allocator()));
       QL_CUDA(cudaMemsetAsync(counters_.data(), 0, static_cast<std::size_t>(2 * sms) * 4, stream_));
     }
+    static const int min_part = [] {
+      const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_MIN_PART");
+      return v != nullptr && std::atoi(v) > 0 ? std::atoi(v) : launch::kDecoderMinSplitKeys;
+    }();
     a.splits = splits;
+    a.min_split_keys = min_part;
     a.partials = partials_.data_as<float>();
     a.counters = counters_.data_as<int>();
     return Status::ok_status();
