@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -51,6 +52,60 @@ bool plain_greedy(const SamplingOptions& o) {
   return o.temperature == 0.0 && o.repetition_penalty == 1.0;
 }
 
+namespace {
+
+// A float's place in descending order as an unsigned key (smaller key: larger value), -0 taken as
+// +0 (they compare equal, so their order is by id).
+uint32_t descending_key(float f) {
+  if (f == 0.0f) f = 0.0f;
+  uint32_t u = 0;
+  std::memcpy(&u, &f, sizeof u);
+  const uint32_t ascending = (u & 0x80000000u) != 0 ? ~u : (u | 0x80000000u);
+  return ~ascending;
+}
+
+// The ids of the `keep` largest logits in descending order, ties by ascending id: the order of a
+// std::sort with that comparator. For many candidates without NaNs (which have no place in that
+// order) the ids are ordered by a stable least-significant-digit radix sort of (key, id) pairs, ids
+// starting in ascending order: 4 passes over the vocabulary where the comparator sort's indirect
+// loads took 16 ms per token for Llama 3's 128256 logits (dev VM), top-p sampling's cost on every
+// backend.
+std::vector<int32_t> candidates_by_logit(std::span<const float> logits, std::size_t keep) {
+  const std::size_t n = logits.size();
+  std::vector<int32_t> order(n);
+  const bool nan = std::any_of(logits.begin(), logits.end(), [](float l) { return std::isnan(l); });
+  // A few candidates (top-k): the partial sort touches each logit about once.
+  if (nan || keep * 64 <= n) {
+    std::iota(order.begin(), order.end(), 0);
+    const auto by_logit = [&](int32_t a, int32_t b) {
+      const float la = logits[static_cast<std::size_t>(a)];
+      const float lb = logits[static_cast<std::size_t>(b)];
+      return la > lb || (la == lb && a < b);
+    };
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+                      by_logit);
+    order.resize(keep);
+    return order;
+  }
+  std::vector<uint64_t> a(n);
+  std::vector<uint64_t> b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = (static_cast<uint64_t>(descending_key(logits[i])) << 32) | static_cast<uint64_t>(i);
+  }
+  for (int shift = 32; shift < 64; shift += 8) {
+    std::size_t count[257] = {};
+    for (uint64_t v : a) ++count[((v >> shift) & 0xFFu) + 1];
+    for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
+    for (uint64_t v : a) b[count[(v >> shift) & 0xFFu]++] = v;
+    a.swap(b);
+  }
+  order.resize(keep);
+  for (std::size_t i = 0; i < keep; ++i) order[i] = static_cast<int32_t>(a[i] & 0xFFFFFFFFu);
+  return order;
+}
+
+}  // namespace
+
 int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
                      const SamplingOptions& o, uint64_t step) {
   const auto vocab = static_cast<int32_t>(logits.size());
@@ -66,23 +121,13 @@ int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
       l = l < 0 ? l * p : l / p;
     }
   }
-  if (o.temperature == 0.0) return greedy_token(logits);
+  if (o.temperature == 0.0 || vocab == 0) return greedy_token(logits);
   // Candidates by descending logit (ties: lower id first), so every platform orders alike.
-  std::vector<int32_t> order(static_cast<std::size_t>(vocab));
-  std::iota(order.begin(), order.end(), 0);
-  const auto by_logit = [&](int32_t a, int32_t b) {
-    const float la = logits[static_cast<std::size_t>(a)];
-    const float lb = logits[static_cast<std::size_t>(b)];
-    return la > lb || (la == lb && a < b);
-  };
-  std::size_t keep = order.size();
+  std::size_t keep = static_cast<std::size_t>(vocab);
   if (o.top_k > 0 && static_cast<std::size_t>(o.top_k) < keep) {
     keep = static_cast<std::size_t>(o.top_k);
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
-                      by_logit);
-  } else {
-    std::sort(order.begin(), order.end(), by_logit);
   }
+  const std::vector<int32_t> order = candidates_by_logit(logits, keep);
   // Softmax of logit / temperature over the kept candidates, in double.
   std::vector<double> prob(keep);
   const double top = static_cast<double>(logits[static_cast<std::size_t>(order[0])]);

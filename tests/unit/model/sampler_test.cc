@@ -1,12 +1,16 @@
 // Sampling: greedy is the argmax; temperature sampling follows the softmax (a chi-square test over
 // 20000 seeded draws); top-k / top-p / min-p keep exactly the tokens their definitions keep; the
 // repetition penalty divides positive and multiplies negative logits of seen tokens once; the same
-// seed and step give the same token.
+// seed and step give the same token; the radix-ordered candidates pick what the comparator sort
+// before them picked, bit for bit.
 #include "model/sampler.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -87,6 +91,120 @@ TEST(Sampler, SameSeedAndStepSameToken) {
   EXPECT_NE(sample_uniform(7, 5), sample_uniform(8, 5));
   EXPECT_GE(sample_uniform(0, 0), 0.0);
   EXPECT_LT(sample_uniform(~0ull, ~0ull), 1.0);
+}
+
+// The sampler before its candidates were radix-sorted (a std::sort of ids by logit, ties by id):
+// the reference its picks must equal bit for bit.
+int32_t comparator_sort_sample(std::vector<float> logits, const SamplingOptions& o, uint64_t step) {
+  std::vector<int32_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto by_logit = [&](int32_t a, int32_t b) {
+    const float la = logits[static_cast<std::size_t>(a)];
+    const float lb = logits[static_cast<std::size_t>(b)];
+    return la > lb || (la == lb && a < b);
+  };
+  std::size_t keep = order.size();
+  if (o.top_k > 0 && static_cast<std::size_t>(o.top_k) < keep) {
+    keep = static_cast<std::size_t>(o.top_k);
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+                      by_logit);
+  } else {
+    std::sort(order.begin(), order.end(), by_logit);
+  }
+  std::vector<double> prob(keep);
+  const double top = static_cast<double>(logits[static_cast<std::size_t>(order[0])]);
+  double total = 0.0;
+  for (std::size_t i = 0; i < keep; ++i) {
+    const double l = static_cast<double>(logits[static_cast<std::size_t>(order[i])]);
+    prob[i] = std::isfinite(l) ? std::exp((l - top) / o.temperature) : 0.0;
+    total += prob[i];
+  }
+  for (double& p : prob) p /= total;
+  if (o.top_p < 1.0) {
+    double cumulative = 0.0;
+    std::size_t n = 0;
+    while (n < keep) {
+      cumulative += prob[n++];
+      if (cumulative >= o.top_p) break;
+    }
+    keep = std::max<std::size_t>(n, 1);
+  }
+  if (o.min_p > 0.0) {
+    const double floor = o.min_p * prob[0];
+    std::size_t n = 1;
+    while (n < keep && prob[n] >= floor) ++n;
+    keep = n;
+  }
+  double mass = 0.0;
+  for (std::size_t i = 0; i < keep; ++i) mass += prob[i];
+  const double u = sample_uniform(o.seed, step) * mass;
+  double cumulative = 0.0;
+  for (std::size_t i = 0; i < keep; ++i) {
+    cumulative += prob[i];
+    if (u < cumulative) return order[i];
+  }
+  return order[keep - 1];
+}
+
+TEST(Sampler, RadixOrderedCandidatesPickWhatTheComparatorSortPicked) {
+  // Logits with many exact ties (values on a coarse grid), signed zeros, -inf entries and a
+  // spread like a language model's, over every warper combination.
+  std::mt19937 gen(5);
+  std::normal_distribution<float> spread(0.0f, 3.0f);
+  const std::size_t vocab = 5000;
+  std::vector<float> base(vocab);
+  for (std::size_t i = 0; i < vocab; ++i) {
+    float v = std::round(spread(gen) * 4.0f) / 4.0f;  // ties
+    if (i % 97 == 0) v = (i % 2 == 0) ? 0.0f : -0.0f;
+    if (i % 331 == 0) v = -INFINITY;
+    base[i] = v;
+  }
+  base[1234] = 14.0f;  // a clear top, and a tie with it
+  base[4321] = 14.0f;
+  int compared = 0;
+  for (double temperature : {0.3, 0.7, 1.0, 2.5}) {
+    for (int top_k : {0, 1, 7, 50, 4999, 6000}) {
+      for (double top_p : {1.0, 0.9, 0.5}) {
+        for (double min_p : {0.0, 0.05}) {
+          SamplingOptions o;
+          o.temperature = temperature;
+          o.top_k = top_k;
+          o.top_p = top_p;
+          o.min_p = min_p;
+          o.seed = 11;
+          for (uint64_t step = 0; step < 8; ++step) {
+            std::vector<float> logits = base;
+            ASSERT_EQ(sample_token(logits, {}, o, step), comparator_sort_sample(base, o, step))
+                << "temperature " << temperature << " top_k " << top_k << " top_p " << top_p
+                << " min_p " << min_p << " step " << step;
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 4 * 6 * 3 * 2 * 8);
+  // A top made of signed zeros only: they compare equal, so they are ordered by id whatever the
+  // sign (a radix key that kept the sign bit would put every -0 after every +0). 1000 tokens so
+  // the radix path serves it.
+  std::vector<float> zeros(1000, -3.0f);
+  for (std::size_t i = 0; i < 200; ++i) zeros[i * 5] = i % 3 == 0 ? -0.0f : 0.0f;
+  SamplingOptions flat;
+  flat.temperature = 1.0;
+  for (uint64_t step = 0; step < 64; ++step) {
+    std::vector<float> logits = zeros;
+    ASSERT_EQ(sample_token(logits, {}, flat, step), comparator_sort_sample(zeros, flat, step))
+        << "signed zeros, step " << step;
+  }
+  // Picks spread over many tokens (not one token for every case).
+  std::set<int32_t> picked;
+  SamplingOptions wide;
+  wide.temperature = 2.5;
+  for (uint64_t step = 0; step < 200; ++step) {
+    std::vector<float> logits = base;
+    picked.insert(sample_token(logits, {}, wide, step));
+  }
+  EXPECT_GT(picked.size(), 20u);
 }
 
 TEST(Sampler, OptionsAreRangeChecked) {
