@@ -64,18 +64,19 @@ uint32_t descending_key(float f) {
   return ~ascending;
 }
 
-// The ids of the `keep` largest logits in descending order, ties by ascending id: the order of a
-// std::sort with that comparator. For many candidates without NaNs (which have no place in that
-// order) the ids are ordered by a stable least-significant-digit radix sort of (key, id) pairs, ids
-// starting in ascending order: 4 passes over the vocabulary where the comparator sort's indirect
-// loads took 16 ms per token for Llama 3's 128256 logits (dev VM), top-p sampling's cost on every
-// backend.
-std::vector<int32_t> candidates_by_logit(std::span<const float> logits, std::size_t keep) {
+}  // namespace
+
+// The order of a std::sort with the comparator (descending logit, ties by ascending id). For many
+// candidates without NaNs (which have no place in that order) the ids are ordered by a stable
+// least-significant-digit radix sort of (key, id) pairs, ids starting in ascending order: 4 passes
+// over the vocabulary where the comparator sort's indirect loads took 16 ms per token for Llama
+// 3's 128256 logits (dev VM), top-p sampling's cost on every backend.
+std::vector<int32_t> sampling_order(std::span<const float> logits, std::size_t keep) {
   const std::size_t n = logits.size();
-  std::vector<int32_t> order(n);
   const bool nan = std::any_of(logits.begin(), logits.end(), [](float l) { return std::isnan(l); });
   // A few candidates (top-k): the partial sort touches each logit about once.
   if (nan || keep * 64 <= n) {
+    std::vector<int32_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     const auto by_logit = [&](int32_t a, int32_t b) {
       const float la = logits[static_cast<std::size_t>(a)];
@@ -99,12 +100,10 @@ std::vector<int32_t> candidates_by_logit(std::span<const float> logits, std::siz
     for (uint64_t v : a) b[count[(v >> shift) & 0xFFu]++] = v;
     a.swap(b);
   }
-  order.resize(keep);
+  std::vector<int32_t> order(keep);
   for (std::size_t i = 0; i < keep; ++i) order[i] = static_cast<int32_t>(a[i] & 0xFFFFFFFFu);
   return order;
 }
-
-}  // namespace
 
 int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
                      const SamplingOptions& o, uint64_t step) {
@@ -127,7 +126,7 @@ int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
   if (o.top_k > 0 && static_cast<std::size_t>(o.top_k) < keep) {
     keep = static_cast<std::size_t>(o.top_k);
   }
-  const std::vector<int32_t> order = candidates_by_logit(logits, keep);
+  const std::vector<int32_t> order = sampling_order(logits, keep);
   // Softmax of logit / temperature over the kept candidates, in double.
   std::vector<double> prob(keep);
   const double top = static_cast<double>(logits[static_cast<std::size_t>(order[0])]);

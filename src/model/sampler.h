@@ -35,6 +35,10 @@ int32_t greedy_token(std::span<const float> logits);
 // decoder may take the argmax on the device and return ids only (Decoder::forward_greedy).
 bool plain_greedy(const SamplingOptions& options);
 
+// The ids of the `keep` (<= logits.size()) largest logits, by descending logit, ties by ascending
+// id (-0 equal to +0): the candidates' order of sample_token, the same on every platform.
+std::vector<int32_t> sampling_order(std::span<const float> logits, std::size_t keep);
+
 // The token for `logits` (vocab floats, modified in place by the penalty and the warpers).
 // `seen`: every token of the sequence so far (prompt and generated), for the repetition penalty.
 int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
