@@ -380,6 +380,11 @@ class CudaOps final : public DecoderOps {
       const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_SPLITS");
       return v != nullptr ? std::min(std::atoi(v), launch::kDecoderMaxSplits) : 0;
     }();
+    static const int min_part = [] {
+      const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_MIN_PART");
+      const int k = v != nullptr ? std::atoi(v) : 0;
+      return k > 0 ? k : launch::kDecoderMinSplitKeys;
+    }();
     const int64_t pairs = a.rows * a.heads;
     const int64_t sms = std::max(1, device_.device().sm_count);
     const int64_t target = 8 * sms;
@@ -400,10 +405,6 @@ class CudaOps final : public DecoderOps {
       QL_ASSIGN_OR_RETURN(counters_, Tensor::allocate(DType::kI32, {2 * sms}, device_.allocator()));
       QL_CUDA(cudaMemsetAsync(counters_.data(), 0, static_cast<std::size_t>(2 * sms) * 4, stream_));
     }
-    static const int min_part = [] {
-      const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_MIN_PART");
-      return v != nullptr && std::atoi(v) > 0 ? std::atoi(v) : launch::kDecoderMinSplitKeys;
-    }();
     a.splits = splits;
     a.min_split_keys = min_part;
     a.partials = partials_.data_as<float>();
