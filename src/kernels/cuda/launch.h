@@ -241,12 +241,24 @@ struct DecoderAttention {
   // The fewest keys of a part: a row's keys are cut into max(ceil(keys / splits), this) (fewer
   // parts than splits at short contexts; the blocks of the others leave at once).
   int min_split_keys = kDecoderMinSplitKeys;
+  // Run decoder_attention_grouped (a block per kv head, its query group together): the host sets
+  // it where decoder_attention_grouped_fits, with splits and counters counted per kv head.
+  bool grouped = false;
 };
+// The fewest keys of a grouped kernel's part (one tile of its shared memory).
+inline constexpr int kDecoderGroupedMinSplitKeys = 32;
 inline constexpr int kDecoderMaxHeadDim = 512;
 inline constexpr int kDecoderMaxSplits = 64;
 // Causal grouped-query attention of every (row, query head) over the cache, online softmax in
 // f32.
+// With a.grouped, decoder_attention_grouped.
 cudaError_t decoder_attention(const DecoderAttention& a, cudaStream_t stream);
+// decoder_attention_group.cu: the same results (f32 rounding aside) from one block per (kv head,
+// row, part) for every query head of the group, the keys and values through shared memory; for
+// caches of one dtype whose rows are whole 16-byte vectors, head_dim <= 256, groups <= 16.
+// With splits the counters are [rows * kv_heads].
+bool decoder_attention_grouped_fits(const DecoderAttention& a);
+cudaError_t decoder_attention_grouped(const DecoderAttention& a, cudaStream_t stream);
 // out = silu(gate) * up (f32 gate and up; out f32 / bf16 / f16).
 cudaError_t decoder_silu_mul(DecoderMatrix gate, DecoderMatrix up, DecoderMatrix out, int64_t rows,
                              int64_t cols, cudaStream_t stream);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -23,6 +24,15 @@
 
 namespace qlinear {
 namespace {
+
+// Sets an environment variable for a scope (the CUDA ops read their kernel knobs per call).
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  const char* name_;
+};
 
 std::vector<float> random(std::mt19937& rng, std::size_t n) {
   std::normal_distribution<float> d(0.0f, 1.0f);
@@ -398,17 +408,24 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
         EXPECT_TRUE(device_bytes(fvc) == vc.host) << "rope_store_kv values " << what;
         EXPECT_TRUE(device_bytes(fks) == ks.host) << "rope_store_kv key scales " << what;
         EXPECT_TRUE(device_bytes(fvs) == vs.host) << "rope_store_kv value scales " << what;
-        for (DType out_dtype : {DType::kF32, DType::kBF16}) {
-          Pair out = make(out_dtype, T, c.heads * c.d, c.heads * c.d + 8, 0, {NAN});
-          const AttentionShape shape{c.heads, c.kv_heads, c.d, window};
-          ASSERT_TRUE(cpu_->attention(q.host_view(), pos.host_view(), cache(false), 1, shape,
-                                      out.host_view())
-                          .ok());
-          ASSERT_TRUE(gpu_->attention(q.device_view(), pos.device_view(), cache(true), 1, shape,
-                                      out.device_view())
-                          .ok());
-          expect_close(device_floats(out), host_floats(out), out_dtype == DType::kF32 ? 2e-5 : 1e-2,
-                       "attention to " + std::string(dtype_name(out_dtype)) + " " + what);
+        // Both CUDA kernels: the grouped one (a block per kv head; where the rows are whole
+        // 16-byte vectors, not d 66) and the per-head one (cuda_ops.cc grouped_attention).
+        for (const char* grouped : {"1", "0"}) {
+          ScopedEnv mode("QLINEAR_CUDA_ATTENTION_GROUPED", grouped);
+          for (DType out_dtype : {DType::kF32, DType::kBF16}) {
+            Pair out = make(out_dtype, T, c.heads * c.d, c.heads * c.d + 8, 0, {NAN});
+            const AttentionShape shape{c.heads, c.kv_heads, c.d, window};
+            ASSERT_TRUE(cpu_->attention(q.host_view(), pos.host_view(), cache(false), 1, shape,
+                                        out.host_view())
+                            .ok());
+            ASSERT_TRUE(gpu_->attention(q.device_view(), pos.device_view(), cache(true), 1, shape,
+                                        out.device_view())
+                            .ok());
+            expect_close(device_floats(out), host_floats(out),
+                         out_dtype == DType::kF32 ? 2e-5 : 1e-2,
+                         "attention (grouped " + std::string(grouped) + ") to " +
+                             std::string(dtype_name(out_dtype)) + " " + what);
+          }
         }
       }
     }

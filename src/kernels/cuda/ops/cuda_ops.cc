@@ -206,6 +206,7 @@ class CudaOps final : public DecoderOps {
     a.window = static_cast<int>(std::min<int64_t>(shape.window, cache.capacity));
     a.out = matrix_of(out);
     a.rows = T;
+    a.grouped = grouped_attention(a);
     QL_RETURN_IF_ERROR(split_keys(a));
     QL_CUDA(launch::decoder_attention(a, stream_));
     return Status::ok_status();
@@ -367,14 +368,33 @@ class CudaOps final : public DecoderOps {
     return index_buffer_.data_as<int32_t>();
   }
 
-  // Decode attention has rows * heads blocks, too few for the GPU: when they are fewer than two per
-  // SM, the keys of each are split over up to enough blocks for eight per SM (decoder_attention.cu
-  // uses as many as the context fills with parts of at least min_split_keys keys).
+  // The grouped kernel (a block per kv head and its query group, decoder_attention_group.cu)
+  // where the cache's rows allow it and the per-head kernel would fill eight blocks per SM
+  // without a split (prefill, large batches). H200, 8B W4A16 (bench/results/
+  // h200-attention-group-2026-12-04): prefill of 3968 tokens 7208 against 4309 tok/s, of 1024
+  // 17966 against 12281; decode at batch 64 10132 against 9182 tok/s in total; but batch-1
+  // decode 356 against 389 tok/s at 128 positions and batch 16 4634 against 4926 (with 5
+  // parts): where the keys must be split the per-head kernel stays.
+  // QLINEAR_CUDA_ATTENTION_GROUPED=0 never takes it, =1 wherever it fits (tests and A/B runs;
+  // read per call, so a test can run both kernels in one process).
+  bool grouped_attention(const launch::DecoderAttention& a) const {
+    const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_GROUPED");
+    const std::string_view mode = v != nullptr ? v : "";
+    if (mode == "0" || !launch::decoder_attention_grouped_fits(a)) return false;
+    const int64_t sms = std::max(1, device_.device().sm_count);
+    return mode == "1" || a.rows * a.heads >= 8 * sms;
+  }
+
+  // Decode attention has rows * heads blocks (rows * kv_heads grouped), too few for the GPU: when
+  // they are fewer than two per SM, the keys of each are split over up to enough blocks for eight
+  // per SM (four grouped, whose blocks serve several heads; decoder_attention*.cu use as many as
+  // the context fills with parts of at least min_split_keys keys).
   // The count depends on the shape only, never on the positions, so a recorded decode step stays
-  // right at every context length. The partials and counters are allocated once, for every shape
-  // that splits (rows * heads * splits < 2 * target), and never moved, so no recorded graph can
-  // point at freed memory. QLINEAR_CUDA_ATTENTION_SPLITS=n forces n splits where it splits (1:
-  // never), QLINEAR_CUDA_ATTENTION_MIN_PART=k the fewest keys of a part (measurement knobs).
+  // right at every context length. The partials and counters are allocated once, the partials for
+  // 16 parts per SM or the first shape that splits if it needs more, and never moved, so no
+  // recorded graph can point at freed memory; a later shape gets the splits they hold.
+  // QLINEAR_CUDA_ATTENTION_SPLITS=n forces n splits where it splits (1: never),
+  // QLINEAR_CUDA_ATTENTION_MIN_PART=k the fewest keys of a part (measurement knobs).
   Status split_keys(launch::DecoderAttention& a) {
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_SPLITS");
@@ -383,30 +403,37 @@ class CudaOps final : public DecoderOps {
     static const int min_part = [] {
       const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_MIN_PART");
       const int k = v != nullptr ? std::atoi(v) : 0;
-      return k > 0 ? k : launch::kDecoderMinSplitKeys;
+      return k > 0 ? k : 0;
     }();
-    const int64_t pairs = a.rows * a.heads;
+    const int64_t pairs = a.rows * (a.grouped ? a.kv_heads : a.heads);
     const int64_t sms = std::max(1, device_.device().sm_count);
-    const int64_t target = 8 * sms;
+    const int64_t target = (a.grouped ? 4 : 8) * sms;
     if (pairs >= 2 * sms || forced == 1) return Status::ok_status();
-    const int splits = forced > 1 ? forced
-                                  : static_cast<int>(std::min<int64_t>((target + pairs - 1) / pairs,
-                                                                       launch::kDecoderMaxSplits));
+    int splits = forced > 1 ? forced
+                            : static_cast<int>(std::min<int64_t>((target + pairs - 1) / pairs,
+                                                                 launch::kDecoderMaxSplits));
     if (splits <= 1) return Status::ok_status();
+    // Partials are kept per query head either way.
+    const int64_t parts = a.rows * a.heads * splits;
+    const int64_t stride = a.head_dim + 2;
     if (partials_.data() == nullptr) {
       // Never allocated inside a graph recording (the eager first decode step comes before it).
       cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
       QL_CUDA(cudaStreamIsCapturing(stream_, &capture));
       if (capture != cudaStreamCaptureStatusNone) return Status::ok_status();
-      const int64_t most = forced > 1 ? target * forced : 2 * target;
-      QL_ASSIGN_OR_RETURN(partials_,
-                          Tensor::allocate(DType::kF32, {most * (launch::kDecoderMaxHeadDim + 2)},
-                                           device_.allocator()));
+      const int64_t most =
+          std::max<int64_t>(16 * sms * (launch::kDecoderMaxHeadDim + 2), parts * stride);
+      QL_ASSIGN_OR_RETURN(partials_, Tensor::allocate(DType::kF32, {most}, device_.allocator()));
       QL_ASSIGN_OR_RETURN(counters_, Tensor::allocate(DType::kI32, {2 * sms}, device_.allocator()));
       QL_CUDA(cudaMemsetAsync(counters_.data(), 0, static_cast<std::size_t>(2 * sms) * 4, stream_));
     }
+    splits = static_cast<int>(
+        std::min<int64_t>(splits, partials_.numel() / (a.rows * a.heads * stride)));
+    if (splits <= 1) return Status::ok_status();
     a.splits = splits;
-    a.min_split_keys = min_part;
+    a.min_split_keys = min_part > 0 ? min_part
+                       : a.grouped  ? launch::kDecoderGroupedMinSplitKeys
+                                    : launch::kDecoderMinSplitKeys;
     a.partials = partials_.data_as<float>();
     a.counters = counters_.data_as<int>();
     return Status::ok_status();
