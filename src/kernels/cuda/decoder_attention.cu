@@ -35,6 +35,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/attention_split.cuh"
 #include "kernels/cuda/cuda_device.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -43,14 +44,10 @@ namespace {
 
 using cuda_device::load_exact;
 using cuda_device::store_exact;
+using cuda_device::warp_sum;
 
 constexpr int kWarps = 8;
 constexpr int kKeys = 4;  // keys a warp scores before it rescales
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
-  return v;  // the butterfly leaves every lane the same sum
-}
 
 // kCode: the caches' dtype code fixed at compile time (kF32 / kBF16 / kF16), or -1 to read it
 // from the matrix. A runtime code made every key element's load a branch whose result was
@@ -296,32 +293,12 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   // butterflies (a fixed order, so the merge stays deterministic). A part whose max is -inf is
   // left out (weight -1). (Thread 0 alone walking the parts paid one L2 round trip per part and
   // step: ~20 of the kernel's 25 us at 16 parts, H200.)
-  static_assert(kDecoderMaxSplits <= 64, "two parts per lane of warp 0");
   __shared__ float part_weight[kDecoderMaxSplits];
   __shared__ float part_inv;
   const float* all = a.partials + pair * a.splits * stride;
   if (warp == 0) {
-    float mq[2];
-    float lq[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int q = lane + 32 * r;
-      mq[r] = q < used ? __ldcg(all + q * stride) : -INFINITY;
-      lq[r] = q < used ? __ldcg(all + q * stride + 1) : 0.0f;
-    }
-    float big = fmaxf(mq[0], mq[1]);
-    for (int offset = 16; offset > 0; offset /= 2) {
-      big = fmaxf(big, __shfl_xor_sync(0xFFFFFFFFu, big, offset));
-    }
-    float mine_sum = 0.0f;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const float w = mq[r] == -INFINITY ? -1.0f : expf(mq[r] - big);
-      if (w != -1.0f) mine_sum += lq[r] * w;
-      if (lane + 32 * r < kDecoderMaxSplits) part_weight[lane + 32 * r] = w;
-    }
-    const float denom = warp_sum(mine_sum);
-    if (lane == 0) part_inv = 1.0f / denom;
+    const float inv = cuda_device::split_part_weights(all, stride, used, lane, part_weight);
+    if (lane == 0) part_inv = inv;
   }
   __syncthreads();
   // Each output element sums the parts in order, kBatch loads in flight at a time.

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/attention_split.cuh"
 #include "kernels/cuda/cuda_device.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/mma_sm80.cuh"
@@ -37,6 +38,8 @@ using cuda_device::cp_async16;
 using cuda_device::cp_async_commit;
 using cuda_device::cp_async_wait;
 using cuda_device::store_exact;
+using cuda_device::warp_max;
+using cuda_device::warp_sum;
 
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
@@ -82,17 +85,6 @@ std::size_t smem_bytes(const Layout& s) {
   return static_cast<std::size_t>(s.tile_vectors) * 16 + static_cast<std::size_t>(s.floats) * 4;
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, offset));
-  }
-  return v;
-}
-
 __device__ __forceinline__ void cp_async4(float* smem, const float* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem));
@@ -125,11 +117,6 @@ __device__ __forceinline__ void word_to_f32(uint32_t w, float* out) {
     out[2] = hi.x;
     out[3] = hi.y;
   }
-}
-
-template <int kCode>
-constexpr int per_word() {
-  return 4 / element_bytes(kCode);
 }
 
 // The 4 elements from `p` (4-element aligned) as f32.
@@ -226,12 +213,16 @@ __global__ void __launch_bounds__(kThreads) attention_group_kernel(DecoderAttent
     f[s.l + g] = 0.0f;
   }
   const float scale = 1.0f / sqrtf(static_cast<float>(d));
-  float acc[kMaxElementGroups][4];
+  // body(e, g, c) for each of this thread's element groups e: the block's outputs
+  // [4 (tid + e kThreads), + 4), columns c to c + 3 of head g; acc[e] holds their sums.
+  auto each_quad = [&](auto&& body) {
 #pragma unroll
-  for (int e = 0; e < kMaxElementGroups; ++e) {
-#pragma unroll
-    for (int k = 0; k < 4; ++k) acc[e][k] = 0.0f;
-  }
+    for (int e = 0; e < kMaxElementGroups; ++e) {
+      const int o = 4 * (tid + e * kThreads);
+      if (o < outputs) body(e, o / d, o % d);
+    }
+  };
+  float acc[kMaxElementGroups][4] = {};
   constexpr int kElem = element_bytes(kCode);
   constexpr int kPerVector = 16 / kElem;
   for (int tile = 0; tile < tile_count; ++tile) {
@@ -301,38 +292,28 @@ __global__ void __launch_bounds__(kThreads) attention_group_kernel(DecoderAttent
     }
     __syncthreads();
     // Value sums: thread tid's element groups e (4 consecutive outputs of one head each).
+    each_quad([&](int e, int g, int c) {
+      const float correction = f[s.c + g];
 #pragma unroll
-    for (int e = 0; e < kMaxElementGroups; ++e) {
-      const int o = 4 * (tid + e * kThreads);
-      if (o < outputs) {
-        const int g = o / d;
-        const int c = o - g * d;
-        const float correction = f[s.c + g];
+      for (int k = 0; k < 4; ++k) acc[e][k] *= correction;
+      const float* weights = f + s.p + g * kTile;
+      const char* column = reinterpret_cast<const char*>(v_tile) + c * kElem;
+      for (int j = 0; j < n; ++j) {
+        float v[4];
+        quad_to_f32<kCode>(column + static_cast<int64_t>(j) * s.stride * 16, v);
+        const float w = weights[j];
 #pragma unroll
-        for (int k = 0; k < 4; ++k) acc[e][k] *= correction;
-        const float* weights = f + s.p + g * kTile;
-        const char* column = reinterpret_cast<const char*>(v_tile) + c * kElem;
-        for (int j = 0; j < n; ++j) {
-          float v[4];
-          quad_to_f32<kCode>(column + static_cast<int64_t>(j) * s.stride * 16, v);
-          const float w = weights[j];
-#pragma unroll
-          for (int k = 0; k < 4; ++k) acc[e][k] = fmaf(w, v[k], acc[e][k]);
-        }
+        for (int k = 0; k < 4; ++k) acc[e][k] = fmaf(w, v[k], acc[e][k]);
       }
-    }
+    });
     __syncthreads();  // the stage and the weights are rewritten by the next tile
   }
   if (used == 1) {
+    each_quad([&](int e, int g, int c) {
+      const float inv = 1.0f / f[s.l + g];
 #pragma unroll
-    for (int e = 0; e < kMaxElementGroups; ++e) {
-      const int o = 4 * (tid + e * kThreads);
-      if (o < outputs) {
-        const float inv = 1.0f / f[s.l + o / d];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) store_exact(out, o + k, acc[e][k] * inv, a.out.code);
-      }
-    }
+      for (int k = 0; k < 4; ++k) store_exact(out, g * d + c + k, acc[e][k] * inv, a.out.code);
+    });
     return;
   }
   // This part's partials per head: [max, sum, accumulator[d]] at (pair * splits + split).
@@ -343,16 +324,11 @@ __global__ void __launch_bounds__(kThreads) attention_group_kernel(DecoderAttent
     mine[0] = f[s.m + g];
     mine[1] = f[s.l + g];
   }
+  each_quad([&](int e, int g, int c) {
+    float* mine = a.partials + ((first_pair + g) * a.splits + split) * stride + 2 + c;
 #pragma unroll
-  for (int e = 0; e < kMaxElementGroups; ++e) {
-    const int o = 4 * (tid + e * kThreads);
-    if (o < outputs) {
-      const int g = o / d;
-      float* mine = a.partials + ((first_pair + g) * a.splits + split) * stride + 2 + (o - g * d);
-#pragma unroll
-      for (int k = 0; k < 4; ++k) mine[k] = acc[e][k];
-    }
-  }
+    for (int k = 0; k < 4; ++k) mine[k] = acc[e][k];
+  });
   __threadfence();
   __syncthreads();
   __shared__ bool merge;
@@ -361,50 +337,28 @@ __global__ void __launch_bounds__(kThreads) attention_group_kernel(DecoderAttent
   __syncthreads();
   if (!merge) return;
   __threadfence();
-  // Per head (a warp each): the parts' weights exp(m_q - max) and 1 / sum_q l_q w_q, lane q
-  // holding parts q and q + 32; a part whose max is -inf weighs -1 (left out).
-  static_assert(kDecoderMaxSplits <= 64, "two parts per lane");
+  // Per head (a warp each): the parts' weights and 1 / sum.
   for (int g = warp; g < group; g += kWarps) {
     const float* all = a.partials + (first_pair + g) * a.splits * stride;
-    float mq[2];
-    float lq[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int q = lane + 32 * r;
-      mq[r] = q < used ? __ldcg(all + q * stride) : -INFINITY;
-      lq[r] = q < used ? __ldcg(all + q * stride + 1) : 0.0f;
-    }
-    const float big = warp_max(fmaxf(mq[0], mq[1]));
-    float mine_sum = 0.0f;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const float w = mq[r] == -INFINITY ? -1.0f : expf(mq[r] - big);
-      if (w != -1.0f) mine_sum += lq[r] * w;
-      if (lane + 32 * r < kDecoderMaxSplits) f[s.w + g * kDecoderMaxSplits + lane + 32 * r] = w;
-    }
-    const float denom = warp_sum(mine_sum);
-    if (lane == 0) f[s.inv + g] = 1.0f / denom;
+    const float inv =
+        cuda_device::split_part_weights(all, stride, used, lane, f + s.w + g * kDecoderMaxSplits);
+    if (lane == 0) f[s.inv + g] = inv;
   }
   __syncthreads();
+  each_quad([&](int, int g, int c) {
+    const float* all = a.partials + (first_pair + g) * a.splits * stride + 2 + c;
+    const float* weight = f + s.w + g * kDecoderMaxSplits;
+    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int q = 0; q < used; ++q) {
+      const float w = weight[q];
+      if (w == -1.0f) continue;
 #pragma unroll
-  for (int e = 0; e < kMaxElementGroups; ++e) {
-    const int o = 4 * (tid + e * kThreads);
-    if (o < outputs) {
-      const int g = o / d;
-      const float* all = a.partials + (first_pair + g) * a.splits * stride + 2 + (o - g * d);
-      const float* weight = f + s.w + g * kDecoderMaxSplits;
-      float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      for (int q = 0; q < used; ++q) {
-        const float w = weight[q];
-        if (w == -1.0f) continue;
-#pragma unroll
-        for (int k = 0; k < 4; ++k) sum[k] += __ldcg(all + q * stride + k) * w;
-      }
-      const float inv = f[s.inv + g];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) store_exact(out, o + k, sum[k] * inv, a.out.code);
+      for (int k = 0; k < 4; ++k) sum[k] += __ldcg(all + q * stride + k) * w;
     }
-  }
+    const float inv = f[s.inv + g];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) store_exact(out, g * d + c + k, sum[k] * inv, a.out.code);
+  });
   if (tid == 0) *counter = 0;  // ready for the next launch
 }
 

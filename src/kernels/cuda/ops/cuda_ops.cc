@@ -402,8 +402,7 @@ class CudaOps final : public DecoderOps {
     }();
     static const int min_part = [] {
       const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_MIN_PART");
-      const int k = v != nullptr ? std::atoi(v) : 0;
-      return k > 0 ? k : 0;
+      return v != nullptr ? std::max(std::atoi(v), 0) : 0;
     }();
     const int64_t pairs = a.rows * (a.grouped ? a.kv_heads : a.heads);
     const int64_t sms = std::max(1, device_.device().sm_count);
