@@ -711,8 +711,11 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
         QL_RETURN_IF_ERROR(ops_->rope_store_kv(q, k, v, d, pos, rope_, rank_cache, l));
       }
       const MatrixView attn = attn_buf_[ri].matrix().slice_rows(0, T);
+      // A decode forward (one row per sequence) writes only each row's own position; its
+      // positions were uploaded and the earlier rows written by earlier forwards (run_rows).
       const AttentionShape shape{heads_per_rank_, kv_heads_per_rank_, d,
-                                 c.layer_is_sliding(l) ? c.sliding_window : 0};
+                                 c.layer_is_sliding(l) ? c.sliding_window : 0,
+                                 T == 1 || rows_per_sequence == 1};
       if (!skip.attention) {
         QL_RETURN_IF_ERROR(ops_->attention(q, pos, rank_cache, l, shape,
                                            attn.slice_cols(rank.o.pad_front, heads_per_rank_ * d)));

@@ -73,6 +73,13 @@ struct AttentionShape {
   int64_t kv_heads = 0;
   int64_t head_dim = 0;
   int64_t window = 0;  // > 0: each query sees only the last `window` positions (itself included)
+  // Every row is its sequence's only row in this forward (decode), and the positions and the
+  // cache rows before each row's position were written before this forward began, across a
+  // stream-ordered point (an upload, a download, an earlier graph replay): a backend may read
+  // them before the operations just before it have finished (the CUDA ops prefetch those keys
+  // and values while the RoPE and KV store still runs). Only the row's own position is written
+  // by this forward.
+  bool settled_history = false;
 };
 
 class DecoderOps {

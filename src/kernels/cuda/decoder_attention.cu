@@ -2,17 +2,26 @@
 // (query head, row), prefill and decode alike (decode is one row).
 //
 // Eight warps split the keys of a row's range [first, position] (the sliding window, if any,
-// sets first): each warp takes runs of kKeys consecutive keys, its lanes holding head_dim / 32
+// sets first): each warp takes runs of consecutive keys, its lanes holding head_dim / 32
 // dimensions of q, of the accumulator and of each key row (lane-contiguous, so a key row is
-// coalesced loads), a dot product being one butterfly reduction. A warp scores its kKeys keys
-// before its running max moves (the CPU ops do the same with blocks of 32), then the warps' (max,
-// sum, accumulator) are merged through shared memory. Everything is f32 as in the CPU ops, which
-// it matches to ~1e-6 (summation order). An FP8 cache (model/kv_fp8.h): each lane holds
-// consecutive dimensions (one word of codes, converted in pairs by the hardware's e4m3x2 -> f16x2),
-// and a key's scale multiplies its dot product and a value's its softmax weight rather than every
-// element (the CPU ops scale the elements: the same value up to f32 rounding). The first version
-// decoded lane-strided bytes in software and scaled every element: 8B decode at 3968 positions ran
-// 177.6 tok/s against 318.4 with a bf16 cache (H200, bench/results/h200-kvfp8-2026-12-03).
+// coalesced loads), a dot product being one butterfly reduction. A warp scores a run before its
+// running max moves (the CPU ops do the same with blocks of 32), then the warps' (max, sum,
+// accumulator) are merged through shared memory. Runs (walk_keys): a block's part of at most 16
+// keys is one run of 2 keys per warp whose key and value rows are requested together (one memory
+// round trip), a longer part runs of 4 keys whose values follow the scores (the same registers).
+// In a decode forward (a.settled: model/ops.h AttentionShape::settled_history) the positions and
+// every key but the newest are settled before this launch, so each warp requests its first run
+// before it waits for the kernel before it (the RoPE and KV store, which writes the newest key,
+// requested after the wait). H200, 8B W4A16 decode, one device call
+// (bench/results/h200-attention-runs-2026-12-04): 393.5 against 373.2 tok/s at 128 positions,
+// +0.5-1.6% at 2048-3968 and batch 16; runs of 2 everywhere were 2-3% slower at 3968. Everything is
+// f32 as in the CPU ops, which it matches to ~1e-6 (summation order). An FP8 cache
+// (model/kv_fp8.h): each lane holds consecutive dimensions (one word of codes, converted in pairs
+// by the hardware's e4m3x2 -> f16x2), and a key's scale multiplies its dot product and a value's
+// its softmax weight rather than every element (the CPU ops scale the elements: the same value up
+// to f32 rounding). The first version decoded lane-strided bytes in software and scaled every
+// element: 8B decode at 3968 positions ran 177.6 tok/s against 318.4 with a bf16 cache (H200,
+// bench/results/h200-kvfp8-2026-12-03).
 //
 // Split over the keys (a.splits > 1, decode): a decode row alone is `heads` blocks, 32 for Llama-3
 // 8B on 132 SMs, each walking every key. With splits S the grid gets a third dimension: the row's
@@ -47,7 +56,8 @@ using cuda_device::store_exact;
 using cuda_device::warp_sum;
 
 constexpr int kWarps = 8;
-constexpr int kKeys = 4;  // keys a warp scores before it rescales
+constexpr int kLongRunKeys = 4;   // keys a warp scores before it rescales (long parts)
+constexpr int kShortRunKeys = 2;  // keys and values a warp loads together (short parts)
 
 // kCode: the caches' dtype code fixed at compile time (kF32 / kBF16 / kF16), or -1 to read it
 // from the matrix. A runtime code made every key element's load a branch whose result was
@@ -129,13 +139,120 @@ __device__ __forceinline__ void load_head(const DecoderMatrix& m, int64_t row, i
   }
 }
 
+// One block's walk over its keys [first, end] of kv head kvh: each warp takes runs of kKeys
+// consecutive keys (warp w the runs at first + w kKeys + i kWarps kKeys), scores a run before its
+// running max moves, and leaves (max, sum, unnormalised accumulator) for the block's merge.
+// kTogether: a run's key and value rows are requested together (one round trip per run), else the
+// values after the scores (two, but twice the keys per run in the same registers). With a settled
+// history the warp's first run is requested before the wait for the kernel before (all but the
+// newest key, which that kernel writes), and q after it.
+struct KeyWalk {
+  int64_t base;  // row t's sequence's position 0 among the cache rows
+  int first, end, last, kvh, d, lane, warp;
+  bool vector;  // an FP8 cache's codes load as words
+};
+
+template <int kPerLane, int kCode, int kKeys, bool kTogether, bool kPrefetch>
+__device__ __forceinline__ void walk_keys(const DecoderAttention& a, const KeyWalk& w,
+                                          const float* qrow, float (&acc)[kPerLane],
+                                          float& running_max, float& running_sum) {
+  float kr[kKeys][kPerLane];
+  float vr[kTogether ? kKeys : 1][kPerLane];
+  float key_scale[kKeys];  // an FP8 cache's scales of these keys (1 otherwise)
+  float value_scale[kKeys];
+  auto row_of = [&](int b, int j0) { return w.base + min(j0 + b, w.end); };
+  auto load_key = [&](int b, int j0) {
+    const int64_t row = row_of(b, j0);
+    key_scale[b] = kCode == kF8 ? a.cache.k_scale[row * a.cache.scale_ld + w.kvh] : 1.0f;
+    value_scale[b] = kCode == kF8 ? a.cache.v_scale[row * a.cache.scale_ld + w.kvh] : 1.0f;
+    load_head<kPerLane, kCode>(a.cache.k, row, w.kvh, w.d, w.lane, w.vector, kr[b]);
+    if constexpr (kTogether) {
+      load_head<kPerLane, kCode>(a.cache.v, row, w.kvh, w.d, w.lane, w.vector, vr[b]);
+    }
+  };
+  // Keys past `end` load key `end` again (no branch, the run's loads in flight together) and score
+  // -inf.
+  const bool settled = kPrefetch && a.settled;
+  if (!kPrefetch && a.settled) cuda_device::wait_for_prior_grids();
+  auto newest = [&](int b, int j0) { return settled && min(j0 + b, w.end) == w.last; };
+  int j0 = w.first + w.warp * kKeys;
+  if (j0 <= w.end) {
+#pragma unroll
+    for (int b = 0; b < kKeys; ++b) {
+      if (!newest(b, j0)) load_key(b, j0);
+    }
+  }
+  if (settled) {
+    cuda_device::wait_for_prior_grids();
+    if (j0 <= w.end) {
+#pragma unroll
+      for (int b = 0; b < kKeys; ++b) {
+        if (newest(b, j0)) load_key(b, j0);
+      }
+    }
+  }
+  float q[kPerLane];
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int i = dim_of<kPerLane, kCode>(w.lane, k);
+    q[k] = i < w.d ? qrow[i] : 0.0f;
+  }
+  const float scale = 1.0f / sqrtf(static_cast<float>(w.d));
+  while (j0 <= w.end) {
+    float score[kKeys];
+    float block_max = running_max;
+#pragma unroll
+    for (int b = 0; b < kKeys; ++b) {
+      float dot = 0.0f;
+#pragma unroll
+      for (int k = 0; k < kPerLane; ++k) dot = fmaf(q[k], kr[b][k], dot);
+      if constexpr (kCode == kF8)
+        dot = warp_sum(dot) * key_scale[b];
+      else
+        dot = warp_sum(dot);
+      score[b] = j0 + b <= w.end ? dot * scale : -INFINITY;
+      block_max = fmaxf(block_max, score[b]);
+    }
+    const float correction = expf(running_max - block_max);
+    running_sum *= correction;
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) acc[k] *= correction;
+    running_max = block_max;
+    if constexpr (!kTogether) {
+      // The values into the keys' registers, now free.
+#pragma unroll
+      for (int b = 0; b < kKeys; ++b) {
+        load_head<kPerLane, kCode>(a.cache.v, row_of(b, j0), w.kvh, w.d, w.lane, w.vector, kr[b]);
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kKeys; ++b) {
+      if (j0 + b > w.end) continue;  // the same for the whole warp
+      const float p = expf(score[b] - running_max);
+      running_sum += p;
+      const float weight = kCode == kF8 ? p * value_scale[b] : p;
+#pragma unroll
+      for (int k = 0; k < kPerLane; ++k) {
+        acc[k] = fmaf(weight, kTogether ? vr[b][k] : kr[b][k], acc[k]);
+      }
+    }
+    j0 += kWarps * kKeys;
+    if (j0 <= w.end) {
+#pragma unroll
+      for (int b = 0; b < kKeys; ++b) load_key(b, j0);
+    }
+  }
+}
+
 // kPerLane: dimensions per lane, head_dim <= 32 * kPerLane; kCode: the caches' dtype (above).
 template <int kPerLane, int kCode>
 __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention a) {
   __shared__ float warp_max[kWarps];
   __shared__ float warp_sum_of[kWarps];
   __shared__ float warp_acc[kWarps][kDecoderMaxHeadDim];
-  cuda_device::chain_begin();
+  // Settled (decode): the positions and the keys before the newest are read before the wait.
+  cuda_device::allow_next_grid();
+  if (!a.settled) cuda_device::wait_for_prior_grids();
   const int h = static_cast<int>(blockIdx.x);
   const int64_t t = blockIdx.y;
   const int warp = static_cast<int>(threadIdx.x / 32);
@@ -147,6 +264,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   void* out =
       static_cast<char*>(a.out.data) + (t * a.out.ld + static_cast<int64_t>(h) * d) * o_bytes;
   if (last < 0 || last >= a.cache.capacity) {
+    cuda_device::wait_for_prior_grids();  // out is read by the kernels before
     for (int i = static_cast<int>(threadIdx.x); i < d; i += kWarps * 32) {
       store_exact(out, i, NAN, a.out.code);
     }
@@ -169,17 +287,6 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
     first += split * chunk;
     end = min(last, first + chunk - 1);
   }
-  const float* qrow =
-      static_cast<const float*>(a.q.data) + t * a.q.ld + static_cast<int64_t>(h) * d;
-  float q[kPerLane];
-  float acc[kPerLane];
-#pragma unroll
-  for (int k = 0; k < kPerLane; ++k) {
-    const int i = dim_of<kPerLane, kCode>(lane, k);
-    q[k] = i < d ? qrow[i] : 0.0f;
-    acc[k] = 0.0f;
-  }
-  const float scale = 1.0f / sqrtf(static_cast<float>(d));
   // An FP8 cache's lanes load their kPerLane codes as words when every head starts aligned.
   const bool vector =
       kCode == kF8 && kPerLane >= 4 &&
@@ -188,53 +295,30 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
         static_cast<uintptr_t>(d)) %
            4 ==
        0);
+  const KeyWalk walk{base, first, end, last, kvh, d, lane, warp, vector};
+  const float* qrow =
+      static_cast<const float*>(a.q.data) + t * a.q.ld + static_cast<int64_t>(h) * d;
+  float acc[kPerLane];
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) acc[k] = 0.0f;
   float running_max = -INFINITY;
   float running_sum = 0.0f;
-  for (int j0 = first + warp * kKeys; j0 <= end; j0 += kWarps * kKeys) {
-    float score[kKeys];
-    float block_max = running_max;
-    // Keys past `end` load key `end` again (no branch, so the kKeys keys' loads are in flight
-    // together) and score -inf.
-    float kv[kKeys][kPerLane];
-    float key_scale[kKeys];  // an FP8 cache's scales of these keys (1 otherwise)
-    float value_scale[kKeys];
-#pragma unroll
-    for (int b = 0; b < kKeys; ++b) {
-      const int64_t row = base + min(j0 + b, end);
-      key_scale[b] = kCode == kF8 ? a.cache.k_scale[row * a.cache.scale_ld + kvh] : 1.0f;
-      value_scale[b] = kCode == kF8 ? a.cache.v_scale[row * a.cache.scale_ld + kvh] : 1.0f;
-      load_head<kPerLane, kCode>(a.cache.k, row, kvh, d, lane, vector, kv[b]);
+  // Parts of at most 16 keys (decode contexts up to ~500 positions at the default split): one run
+  // of 2 keys per warp, keys and values in one round trip. Longer ones: runs of 4, the values
+  // after the scores (runs of 2 with both together measured 2-3% slower at 3968 positions). Heads
+  // of more than 128 dimensions keep the form before (no early requests: they cost them 10-20
+  // registers, a block per SM).
+  if constexpr (kPerLane <= 4) {
+    if (end - first + 1 <= min(a.short_part_keys, kWarps * kShortRunKeys)) {
+      walk_keys<kPerLane, kCode, kShortRunKeys, true, true>(a, walk, qrow, acc, running_max,
+                                                            running_sum);
+    } else {
+      walk_keys<kPerLane, kCode, kLongRunKeys, false, true>(a, walk, qrow, acc, running_max,
+                                                            running_sum);
     }
-#pragma unroll
-    for (int b = 0; b < kKeys; ++b) {
-      float dot = 0.0f;
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) dot = fmaf(q[k], kv[b][k], dot);
-      if constexpr (kCode == kF8)
-        dot = warp_sum(dot) * key_scale[b];
-      else
-        dot = warp_sum(dot);
-      score[b] = j0 + b <= end ? dot * scale : -INFINITY;
-      block_max = fmaxf(block_max, score[b]);
-    }
-    const float correction = expf(running_max - block_max);
-    running_sum *= correction;
-#pragma unroll
-    for (int k = 0; k < kPerLane; ++k) acc[k] *= correction;
-    running_max = block_max;
-#pragma unroll
-    for (int b = 0; b < kKeys; ++b) {
-      load_head<kPerLane, kCode>(a.cache.v, base + min(j0 + b, end), kvh, d, lane, vector, kv[b]);
-    }
-#pragma unroll
-    for (int b = 0; b < kKeys; ++b) {
-      if (j0 + b > end) continue;  // the same for the whole warp
-      const float p = expf(score[b] - running_max);
-      running_sum += p;
-      const float weight = kCode == kF8 ? p * value_scale[b] : p;
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) acc[k] = fmaf(weight, kv[b][k], acc[k]);
-    }
+  } else {
+    walk_keys<kPerLane, kCode, kLongRunKeys, false, false>(a, walk, qrow, acc, running_max,
+                                                           running_sum);
   }
   // Merge the warps: a warp that saw no key has max -inf and weighs 0.
   if (lane == 0) {

@@ -137,18 +137,19 @@ __device__ __forceinline__ void quad_to_f32(const void* p, float (&out)[4]) {
   }
 }
 
-// Requests the key and value rows [j0, j0 + n) of kv head kvh (cache rows base + j) into stage
-// `stage`; rows past n are zero-filled (their scores are -inf and the value loop stops at n).
+// Requests tile rows [r_begin, r_end) of the key and value rows [j0, j0 + n) of kv head kvh
+// (cache rows base + j) into stage `stage`; rows past n are zero-filled (their scores are -inf
+// and the value loop stops at n). Not committed: the caller closes the group.
 template <int kCode>
-__device__ __forceinline__ void issue_tile(const DecoderAttention& a, const Layout& s, uint4* tiles,
+__device__ __forceinline__ void issue_rows(const DecoderAttention& a, const Layout& s, uint4* tiles,
                                            float* f, int stage, int64_t base, int j0, int n,
-                                           int kvh) {
+                                           int kvh, int r_begin, int r_end) {
   constexpr int kElem = element_bytes(kCode);
-  const int chunks = kTile * s.chunks;
+  const int chunks = (r_end - r_begin) * s.chunks;
   for (int i = static_cast<int>(threadIdx.x); i < 2 * chunks; i += kThreads) {
     const int which = i >= chunks ? 1 : 0;  // 0 keys, 1 values
-    const int r = (i - which * chunks) / s.chunks;
-    const int v = (i - which * chunks) - r * s.chunks;
+    const int r = r_begin + (i - which * chunks) / s.chunks;
+    const int v = (i - which * chunks) % s.chunks;
     const DecoderMatrix& m = which != 0 ? a.cache.v : a.cache.k;
     const int64_t row = base + j0 + min(r, n - 1);
     const char* src = static_cast<const char*>(m.data) +
@@ -156,19 +157,30 @@ __device__ __forceinline__ void issue_tile(const DecoderAttention& a, const Layo
     cp_async16(tiles + ((stage * 2 + which) * kTile + r) * s.stride + v, src, r < n);
   }
   if constexpr (kCode == kF8) {
-    for (int r = static_cast<int>(threadIdx.x); r < n; r += kThreads) {
+    for (int r = r_begin + static_cast<int>(threadIdx.x); r < min(r_end, n); r += kThreads) {
       const int64_t at = (base + j0 + r) * a.cache.scale_ld + kvh;
       cp_async4(f + s.ks + stage * kTile + r, a.cache.k_scale + at);
       cp_async4(f + s.vs + stage * kTile + r, a.cache.v_scale + at);
     }
   }
+}
+
+// A whole tile as one commit group.
+template <int kCode>
+__device__ __forceinline__ void issue_tile(const DecoderAttention& a, const Layout& s, uint4* tiles,
+                                           float* f, int stage, int64_t base, int j0, int n,
+                                           int kvh) {
+  issue_rows<kCode>(a, s, tiles, f, stage, base, j0, n, kvh, 0, kTile);
   cp_async_commit();
 }
 
 template <int kCode>
 __global__ void __launch_bounds__(kThreads) attention_group_kernel(DecoderAttention a) {
   extern __shared__ uint4 smem[];
-  cuda_device::chain_begin();
+  // Settled (decode): the positions and the keys before the newest are read before the wait,
+  // so tile 0 streams in while the RoPE and KV store before this kernel still runs.
+  cuda_device::allow_next_grid();
+  if (!a.settled) cuda_device::wait_for_prior_grids();
   const int kvh = static_cast<int>(blockIdx.x);
   const int64_t t = blockIdx.y;
   const int split = static_cast<int>(blockIdx.z);
@@ -186,6 +198,7 @@ __global__ void __launch_bounds__(kThreads) attention_group_kernel(DecoderAttent
               (t * a.out.ld + static_cast<int64_t>(kvh) * group * d) * o_bytes;
   const int last = a.positions[t];
   if (last < 0 || last >= a.cache.capacity) {
+    cuda_device::wait_for_prior_grids();  // out is read by the kernels before
     for (int i = tid; i < outputs; i += kThreads) store_exact(out, i, NAN, a.out.code);
     return;
   }
@@ -203,7 +216,20 @@ __global__ void __launch_bounds__(kThreads) attention_group_kernel(DecoderAttent
   }
   const int keys = end - first + 1;
   const int tile_count = (keys + kTile - 1) / kTile;
-  issue_tile<kCode>(a, s, tiles, f, 0, base, first, min(kTile, keys), kvh);
+  const int n0 = min(kTile, keys);
+  if (a.settled) {
+    // Every row of tile 0 but the newest (written by the kernel before), then, past the wait,
+    // that one in a group of its own (committed before tile 1's, so the loop's waits cover it).
+    const bool newest = first + n0 - 1 == last;
+    issue_rows<kCode>(a, s, tiles, f, 0, base, first, n0, kvh, 0, newest ? n0 - 1 : kTile);
+    if (newest) issue_rows<kCode>(a, s, tiles, f, 0, base, first, n0, kvh, n0, kTile);
+    cp_async_commit();
+    cuda_device::wait_for_prior_grids();
+    if (newest) issue_rows<kCode>(a, s, tiles, f, 0, base, first, n0, kvh, n0 - 1, n0);
+    cp_async_commit();
+  } else {
+    issue_tile<kCode>(a, s, tiles, f, 0, base, first, n0, kvh);
+  }
   // The group's q rows (contiguous in q) and the running state, while tile 0 is in flight.
   const float* qrow =
       static_cast<const float*>(a.q.data) + t * a.q.ld + static_cast<int64_t>(kvh) * group * d;

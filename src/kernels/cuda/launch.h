@@ -218,6 +218,8 @@ cudaError_t decoder_rope_store_kv_fp8(DecoderMatrix q, DecoderMatrix k, DecoderM
                                       DecoderMatrix sin, int64_t table_positions,
                                       DecoderCache cache, cudaStream_t stream);
 
+// The default longest part of the per-head kernel's short runs (DecoderAttention::short_part_keys).
+inline constexpr int kDecoderShortPartKeys = 16;
 // The default fewest keys of a split attention part (DecoderAttention::min_split_keys).
 inline constexpr int kDecoderMinSplitKeys = 16;
 struct DecoderAttention {
@@ -244,6 +246,13 @@ struct DecoderAttention {
   // Run decoder_attention_grouped (a block per kv head, its query group together): the host sets
   // it where decoder_attention_grouped_fits, with splits and counters counted per kv head.
   bool grouped = false;
+  // The positions and every cache row before each row's position are settled before this launch
+  // (AttentionShape::settled_history): the kernels read them, and request their first keys but
+  // the newest, before they wait for the kernel before them.
+  bool settled = false;
+  // The per-head kernel's parts of at most this many keys (and at most 16) take runs of 2 keys
+  // whose values load with them; 0: every part the runs of 4 (a measurement knob).
+  int short_part_keys = kDecoderShortPartKeys;
 };
 // The fewest keys of a grouped kernel's part (one tile of its shared memory).
 inline constexpr int kDecoderGroupedMinSplitKeys = 32;

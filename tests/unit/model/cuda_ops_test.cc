@@ -307,17 +307,17 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
   };
   // Small heads; Llama's 128-dim heads with GQA 4 and positions past several warps' key runs;
   // a 256-dim head (Gemma-like) and one of 80 (not a multiple of 32); a prefill of 40 rows; one
-  // decode row at a long context; a head of 66 (an FP8 cache's lanes hold 4 consecutive
-  // dimensions: the last lane holds 2, and the rows are not word-aligned). Rows * heads below two
-  // blocks per SM split the keys over blocks (cuda_ops.cc split_keys; on an H200 every case here
-  // splits), with splits that get no key (window 5) and ranges far longer than a split.
+  // decode row at a long context and one at a short one; a head of 66 (an FP8 cache's lanes hold 4
+  // consecutive dimensions: the last lane holds 2, and the rows are not word-aligned). Rows * heads
+  // below two blocks per SM split the keys over blocks (cuda_ops.cc split_keys; on an H200 every
+  // case here splits), with splits that get no key (window 5) and ranges far longer than a split.
   std::vector<float> prefill;
   for (int p = 0; p < 40; ++p) prefill.push_back(static_cast<float>(p));
   const std::vector<Case> cases = {
       {6, 2, 16, 80, 2, {70, 71, 40}}, {8, 2, 128, 300, 2, {290, 0, 137}},
-      {8, 2, 128, 3000, 2, {2900}},    {4, 4, 256, 96, 2, {95}},
-      {6, 3, 80, 64, 2, {33, 63}},     {4, 1, 64, 64, 2, prefill},
-      {4, 2, 66, 64, 2, {40, 7}}};
+      {8, 2, 128, 3000, 2, {2900}},    {8, 2, 128, 300, 2, {37}},
+      {4, 4, 256, 96, 2, {95}},        {6, 3, 80, 64, 2, {33, 63}},
+      {4, 1, 64, 64, 2, prefill},      {4, 2, 66, 64, 2, {40, 7}}};
   for (const Case& c : cases) {
     const int64_t half = c.d / 2;
     const int64_t width = c.kv_heads * c.d;
@@ -409,7 +409,10 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
         EXPECT_TRUE(device_bytes(fks) == ks.host) << "rope_store_kv key scales " << what;
         EXPECT_TRUE(device_bytes(fvs) == vs.host) << "rope_store_kv value scales " << what;
         // Both CUDA kernels: the grouped one (a block per kv head; where the rows are whole
-        // 16-byte vectors, not d 66) and the per-head one (cuda_ops.cc grouped_attention).
+        // 16-byte vectors, not d 66) and the per-head one (cuda_ops.cc grouped_attention). A
+        // single decode row also as a decode forward declares it (settled_history: the grouped
+        // kernel requests every key but the newest, which store_kv just wrote, before its wait):
+        // the same bytes as without.
         for (const char* grouped : {"1", "0"}) {
           ScopedEnv mode("QLINEAR_CUDA_ATTENTION_GROUPED", grouped);
           for (DType out_dtype : {DType::kF32, DType::kBF16}) {
@@ -425,6 +428,22 @@ TEST_F(CudaOpsTest, RopeStoreKvAttentionMatchTheCpuOps) {
                          out_dtype == DType::kF32 ? 2e-5 : 1e-2,
                          "attention (grouped " + std::string(grouped) + ") to " +
                              std::string(dtype_name(out_dtype)) + " " + what);
+            if (T != 1) continue;
+            const std::vector<std::byte> waited = device_bytes(out);
+            // Rewrite the newest key and value (the same bytes) so the kernel just before the
+            // attention is the one that wrote them, as in a decode step.
+            ASSERT_TRUE(
+                gpu_->store_kv(k.device_view(), v.device_view(), pos.host_view(), cache(true), 1)
+                    .ok());
+            Pair settled_out = make(out_dtype, T, c.heads * c.d, c.heads * c.d + 8, 0, {NAN});
+            AttentionShape settled = shape;
+            settled.settled_history = true;
+            ASSERT_TRUE(gpu_->attention(q.device_view(), pos.device_view(), cache(true), 1, settled,
+                                        settled_out.device_view())
+                            .ok());
+            EXPECT_TRUE(device_bytes(settled_out) == waited)
+                << "attention (grouped " << grouped << ", settled history) to "
+                << dtype_name(out_dtype) << " " << what;
           }
         }
       }
@@ -500,6 +519,18 @@ TEST_F(CudaOpsTest, CacheSequencesMatchTheCpuOps) {
                                 out.device_view())
                     .ok());
     expect_close(device_floats(out), host_floats(out), 2e-5, "attention " + what);
+    // As the decode forward declares it (one row per sequence, every key but each row's newest
+    // written before the store_kv just before: settled_history): the CPU ops' result too.
+    Pair settled_out = make(DType::kF32, T, heads * d, heads * d, 0, {NAN});
+    AttentionShape settled = shape;
+    settled.settled_history = true;
+    ASSERT_TRUE(
+        gpu_->store_kv(k.device_view(), v.device_view(), pos.host_view(), cache(true), 1).ok());
+    ASSERT_TRUE(gpu_->attention(q.device_view(), pos.device_view(), cache(true), 1, settled,
+                                settled_out.device_view())
+                    .ok());
+    expect_close(device_floats(settled_out), host_floats(out), 2e-5,
+                 "attention, settled history, " + what);
   }
 }
 

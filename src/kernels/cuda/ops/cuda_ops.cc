@@ -206,6 +206,8 @@ class CudaOps final : public DecoderOps {
     a.window = static_cast<int>(std::min<int64_t>(shape.window, cache.capacity));
     a.out = matrix_of(out);
     a.rows = T;
+    a.settled = shape.settled_history && prefetch_history();
+    a.short_part_keys = short_part_keys();
     a.grouped = grouped_attention(a);
     QL_RETURN_IF_ERROR(split_keys(a));
     QL_CUDA(launch::decoder_attention(a, stream_));
@@ -374,7 +376,9 @@ class CudaOps final : public DecoderOps {
   // h200-attention-group-2026-12-04): prefill of 3968 tokens 7208 against 4309 tok/s, of 1024
   // 17966 against 12281; decode at batch 64 10132 against 9182 tok/s in total; but batch-1
   // decode 356 against 389 tok/s at 128 positions and batch 16 4634 against 4926 (with 5
-  // parts): where the keys must be split the per-head kernel stays.
+  // parts): where the keys must be split the per-head kernel stays. Requesting its first tile
+  // before the wait (settled history) did not change that: 354 against 388 tok/s at batch 1
+  // (bench/results/h200-attention-runs-2026-12-04).
   // QLINEAR_CUDA_ATTENTION_GROUPED=0 never takes it, =1 wherever it fits (tests and A/B runs;
   // read per call, so a test can run both kernels in one process).
   bool grouped_attention(const launch::DecoderAttention& a) const {
@@ -383,6 +387,17 @@ class CudaOps final : public DecoderOps {
     if (mode == "0" || !launch::decoder_attention_grouped_fits(a)) return false;
     const int64_t sms = std::max(1, device_.device().sm_count);
     return mode == "1" || a.rows * a.heads >= 8 * sms;
+  }
+  // QLINEAR_CUDA_ATTENTION_PREFETCH=0 keeps a decode's attention from reading its settled keys
+  // before the wait; QLINEAR_CUDA_ATTENTION_SHORT_PART=k sets DecoderAttention::short_part_keys
+  // (read per call, for measurements).
+  static bool prefetch_history() {
+    const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_PREFETCH");
+    return v == nullptr || std::string_view(v) != "0";
+  }
+  static int short_part_keys() {
+    const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_SHORT_PART");
+    return v != nullptr ? std::max(std::atoi(v), 0) : launch::kDecoderShortPartKeys;
   }
 
   // Decode attention has rows * heads blocks (rows * kv_heads grouped), too few for the GPU: when
