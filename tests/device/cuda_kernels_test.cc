@@ -185,6 +185,17 @@ std::vector<WeightCase> weight_cases() {
       }
     }
   }
+  // K = 320: five 64-row steps, so a 4-bit slice (stages of two steps) ends on half a stage.
+  for (int bits : {4, 8}) {
+    for (int group : {64, 320}) {
+      for (bool asym : {false, true}) {
+        WeightCase c;
+        c.label = fmt::format("int{} g{} {} K=320 N=72", bits, group, asym ? "asym" : "sym");
+        c.weights = make_int(rng, bits, 320, 72, group, asym, false, false);
+        cases.push_back(std::move(c));
+      }
+    }
+  }
   // Only the blas path takes these: 2 bits, group 16, K not a multiple of 32.
   {
     WeightCase c;
@@ -242,7 +253,8 @@ std::vector<WeightCase> weight_cases() {
   return cases;
 }
 
-constexpr int64_t kMs[] = {1, 3, 8, 16, 17, 32, 33, 64, 65, 130, 300};
+// Every M from 1 to 4 (the decode batch sizes the gemv kernel's register and ring forms see).
+constexpr int64_t kMs[] = {1, 2, 3, 4, 8, 16, 17, 32, 33, 64, 65, 130, 300};
 constexpr DType kActs[] = {DType::kBF16, DType::kF16, DType::kF32};
 constexpr DType kOuts[] = {DType::kF32, DType::kBF16, DType::kF16, DType::kBF16};
 
