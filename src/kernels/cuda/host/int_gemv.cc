@@ -120,17 +120,31 @@ class GemvPrepared final : public PreparedLinear {
       const char* v = std::getenv("QLINEAR_CUDA_GEMV_WK");
       return v != nullptr ? std::atoi(v) : 0;
     }();
+    // Warps per block (tiles x wk; at least wk): 2 for M <= 8, 8 for M 9-16. Blocks of 2 spread
+    // the tiles more evenly over the SMs (H200, M = 1, bench/results/h200-attention-runs-2026-12-04
+    // call 8: 8192x10240 18.2 against 20.1 us, 28672x8192 40.0 against 41.2, the 8B layers within
+    // 1.5% either way, 8B decode 395.0 against 393.7 tok/s); M 9-16 was not measured so.
+    // QLINEAR_CUDA_GEMV_BLOCK_WARPS=1|2|4|8 sets it for every M (a measurement knob).
+    static const int forced_block_warps = [] {
+      const char* v = std::getenv("QLINEAR_CUDA_GEMV_BLOCK_WARPS");
+      const int n = v != nullptr ? std::atoi(v) : 0;
+      return n == 1 || n == 2 || n == 4 || n == 8 ? n : 0;
+    }();
+    const int block_warps = forced_block_warps > 0 ? forced_block_warps : (n8 == 1 ? 2 : kMaxWarps);
+    auto tpb_of = [&](int wk) { return std::max(1, block_warps / wk); };
     auto apply = [&](int wk) {
       prm.wk = wk;
-      prm.tpb = kMaxWarps / wk;
+      prm.tpb = tpb_of(wk);
     };
     if (forced == 1 || forced == 2 || forced == 4 || forced == 8) {
       apply(std::min(forced, std::max(1, prm.steps)));
       return;
     }
-    const double capacity = static_cast<double>(std::max(1, occupancy[n8 - 1])) * sm_count;
+    // Resident warps (measured for blocks of 8; smaller blocks are register-bound the same).
+    const double capacity =
+        static_cast<double>(std::max(1, occupancy[n8 - 1])) * kMaxWarps * sm_count;
     auto waves_of = [&](int wk) {
-      return std::ceil(static_cast<double>(prm.tiles) / (kMaxWarps / wk)) / capacity;
+      return std::ceil(static_cast<double>(prm.tiles) / tpb_of(wk)) * tpb_of(wk) * wk / capacity;
     };
     // "Fed": a wave half full at 3 blocks (24 warps) per SM; the two-n8-tile ring holds 2 blocks
     // (16 warps) per SM, and half of that streamed too little (H200, M = 16, 8192x10240: wk 2 at
