@@ -716,6 +716,7 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
       const AttentionShape shape{heads_per_rank_, kv_heads_per_rank_, d,
                                  c.layer_is_sliding(l) ? c.sliding_window : 0,
                                  T == 1 || rows_per_sequence == 1};
+      if (r == 0 && options_.on_attention) options_.on_attention(T, shape.settled_history);
       if (!skip.attention) {
         QL_RETURN_IF_ERROR(ops_->attention(q, pos, rank_cache, l, shape,
                                            attn.slice_cols(rank.o.pad_front, heads_per_rank_ * d)));

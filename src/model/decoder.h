@@ -41,6 +41,10 @@ struct DecoderOptions {
   // Called with each linear layer's input rows just before the layer runs (cpu, tp 1): how
   // `qlinear quantize` collects calibration statistics. Unset: never called.
   std::function<void(std::string_view layer, ConstMatrixView x)> on_linear_input;
+  // Called before each layer's attention (rank 0) with the forward's rows and whether it
+  // declares a settled history (model/ops.h AttentionShape::settled_history): tests check what a
+  // forward promises the backends. Unset: never called.
+  std::function<void(int64_t rows, bool settled_history)> on_attention;
 };
 
 // Where a decoder's weights come from: a checkpoint folder (checkpoint_weights.cc), or random

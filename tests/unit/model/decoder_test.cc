@@ -579,6 +579,54 @@ TEST(Decoder, TensorParallelEmulationEqualsOneRank) {
   }
 }
 
+// What each forward promises the attention (model/ops.h AttentionShape::settled_history, on which
+// the CUDA ops read keys before the kernel just before finishes): a prompt chunk never (its rows
+// read keys the same forward writes), a one-token step and a batched decode step (one row per
+// sequence) always, on every layer.
+TEST(Decoder, OnlyDecodeForwardsDeclareASettledHistory) {
+  const std::string dir = dir_for("settled");
+  ASSERT_TRUE(write_fixture(FixtureFormat::kUnquantized, dir).ok());
+  DecoderOptions options;
+  options.ctx = 32;
+  options.max_rows = 4;
+  options.sequences = 2;
+  options.progress = false;
+  std::vector<std::pair<int64_t, bool>> calls;
+  options.on_attention = [&](int64_t rows, bool settled) { calls.emplace_back(rows, settled); };
+  Result<Device> device = detect_device("cpu");
+  ASSERT_TRUE(device.ok()) << device.status().to_string();
+  auto decoder = Decoder::load(dir, *device, options);
+  ASSERT_TRUE(decoder.ok()) << decoder.status().to_string();
+  const int64_t layers = (*decoder)->config().layers;
+  const int64_t vocab = (*decoder)->config().vocab;
+  std::vector<float> logits(static_cast<std::size_t>(2 * vocab));
+  const MatrixView one = MatrixView::dense(logits.data(), DType::kF32, 1, vocab);
+  auto expect_calls = [&](int64_t rows, bool settled, const std::string& what) {
+    EXPECT_EQ(calls.size(), static_cast<std::size_t>(layers)) << what;
+    for (const auto& [r, s] : calls) {
+      EXPECT_EQ(r, rows) << what;
+      EXPECT_EQ(s, settled) << what;
+    }
+    calls.clear();
+  };
+  const std::vector<int32_t> prompt = {1, 5, 9, 2};
+  ASSERT_TRUE((*decoder)->forward(prompt, 0, false, one).ok());
+  expect_calls(4, false, "a prompt chunk of 4");
+  ASSERT_TRUE((*decoder)->forward(std::vector<int32_t>{7, 3}, 4, false, one).ok());
+  expect_calls(2, false, "a prompt chunk of 2 after the first");
+  ASSERT_TRUE((*decoder)->forward(std::vector<int32_t>{11}, 6, false, one).ok());
+  expect_calls(1, true, "a one-token step");
+  ASSERT_TRUE((*decoder)->forward_sequence(1, prompt, 0, false, one).ok());
+  expect_calls(4, false, "sequence 1's prompt");
+  const std::vector<int32_t> tokens = {4, 8};
+  const std::vector<int32_t> positions = {7, 4};
+  ASSERT_TRUE(
+      (*decoder)
+          ->decode_batch(tokens, positions, MatrixView::dense(logits.data(), DType::kF32, 2, vocab))
+          .ok());
+  expect_calls(2, true, "a batched decode step");
+}
+
 // One token at a time through the KV cache equals the whole sequence at once; chunks of 4 equal
 // one chunk; 1 thread equals all.
 TEST(Decoder, DecodeStepsChunksAndThreadsAgree) {
