@@ -143,17 +143,18 @@ __device__ __forceinline__ void load_head(const DecoderMatrix& m, int64_t row, i
 // consecutive keys (warp w the runs at first + w kKeys + i kWarps kKeys), scores a run before its
 // running max moves, and leaves (max, sum, unnormalised accumulator) for the block's merge.
 // kTogether: a run's key and value rows are requested together (one round trip per run), else the
-// values after the scores (two, but twice the keys per run in the same registers). With a settled
-// history the warp's first run is requested before the wait for the kernel before (all but the
-// newest key, which that kernel writes), and q after it.
+// values after the scores (two, but twice the keys per run in the same registers). `early` (the
+// kernel's choice, with a settled history): the kernel has not waited for the kernel before yet,
+// so the warp's first run is requested first (all but the newest key, which that kernel writes),
+// then the wait, then the newest key and q.
 struct KeyWalk {
   int64_t base;  // row t's sequence's position 0 among the cache rows
   int first, end, last, kvh, d, lane, warp;
   bool vector;  // an FP8 cache's codes load as words
 };
 
-template <int kPerLane, int kCode, int kKeys, bool kTogether, bool kPrefetch>
-__device__ __forceinline__ void walk_keys(const DecoderAttention& a, const KeyWalk& w,
+template <int kPerLane, int kCode, int kKeys, bool kTogether>
+__device__ __forceinline__ void walk_keys(const DecoderAttention& a, const KeyWalk& w, bool early,
                                           const float* qrow, float (&acc)[kPerLane],
                                           float& running_max, float& running_sum) {
   float kr[kKeys][kPerLane];
@@ -172,9 +173,7 @@ __device__ __forceinline__ void walk_keys(const DecoderAttention& a, const KeyWa
   };
   // Keys past `end` load key `end` again (no branch, the run's loads in flight together) and score
   // -inf.
-  const bool settled = kPrefetch && a.settled;
-  if (!kPrefetch && a.settled) cuda_device::wait_for_prior_grids();
-  auto newest = [&](int b, int j0) { return settled && min(j0 + b, w.end) == w.last; };
+  auto newest = [&](int b, int j0) { return early && min(j0 + b, w.end) == w.last; };
   int j0 = w.first + w.warp * kKeys;
   if (j0 <= w.end) {
 #pragma unroll
@@ -182,7 +181,7 @@ __device__ __forceinline__ void walk_keys(const DecoderAttention& a, const KeyWa
       if (!newest(b, j0)) load_key(b, j0);
     }
   }
-  if (settled) {
+  if (early) {
     cuda_device::wait_for_prior_grids();
     if (j0 <= w.end) {
 #pragma unroll
@@ -251,8 +250,11 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   __shared__ float warp_sum_of[kWarps];
   __shared__ float warp_acc[kWarps][kDecoderMaxHeadDim];
   // Settled (decode): the positions and the keys before the newest are read before the wait.
+  // Heads of more than 128 dimensions wait first (the early requests cost them 10-20 registers,
+  // a block per SM).
+  const bool early = kPerLane <= 4 && a.settled;
   cuda_device::allow_next_grid();
-  if (!a.settled) cuda_device::wait_for_prior_grids();
+  if (!early) cuda_device::wait_for_prior_grids();
   const int h = static_cast<int>(blockIdx.x);
   const int64_t t = blockIdx.y;
   const int warp = static_cast<int>(threadIdx.x / 32);
@@ -306,19 +308,13 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(DecoderAttention
   // Parts of at most 16 keys (decode contexts up to ~500 positions at the default split): one run
   // of 2 keys per warp, keys and values in one round trip. Longer ones: runs of 4, the values
   // after the scores (runs of 2 with both together measured 2-3% slower at 3968 positions). Heads
-  // of more than 128 dimensions keep the form before (no early requests: they cost them 10-20
-  // registers, a block per SM).
-  if constexpr (kPerLane <= 4) {
-    if (end - first + 1 <= min(a.short_part_keys, kWarps * kShortRunKeys)) {
-      walk_keys<kPerLane, kCode, kShortRunKeys, true, true>(a, walk, qrow, acc, running_max,
-                                                            running_sum);
-    } else {
-      walk_keys<kPerLane, kCode, kLongRunKeys, false, true>(a, walk, qrow, acc, running_max,
-                                                            running_sum);
-    }
+  // of more than 128 dimensions keep the runs of 4 (both forms in one kernel cost them registers).
+  if (kPerLane <= 4 && end - first + 1 <= min(a.short_part_keys, kWarps * kShortRunKeys)) {
+    walk_keys<kPerLane, kCode, kShortRunKeys, true>(a, walk, early, qrow, acc, running_max,
+                                                    running_sum);
   } else {
-    walk_keys<kPerLane, kCode, kLongRunKeys, false, false>(a, walk, qrow, acc, running_max,
-                                                           running_sum);
+    walk_keys<kPerLane, kCode, kLongRunKeys, false>(a, walk, early, qrow, acc, running_max,
+                                                    running_sum);
   }
   // Merge the warps: a warp that saw no key has max -inf and weighs 0.
   if (lane == 0) {
