@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,38 @@ struct LinearOptions {
   int tp = 1;                      // the tensor-parallel size the weights were sharded for
 };
 
+// A residual add and RMSNorm taken over by the linear layers on each side of it (docs/runner.md
+// "The norm inside the linear layers"): the layer before the norm ends with the add and leaves the
+// norm's input unscaled plus its sums of squares (AddNormEpilogue); the layer after it scales its
+// product by each row's inverse RMS (RmsPrologue). That removes the norm's own launch from a
+// decode step. Linear::fusion_at says which a layer's kernel for M rows can do.
+struct AddNormEpilogue {
+  // After y = x W^T + bias, rounded to the layer's out_dtype(): residual += y (f32 adds);
+  // pre = weight * residual, rounded to pre's dtype; partials[t, j] = the f64 sum of
+  // residual[t, c]^2 over the columns c of [16 j, 16 j + 16) (in an order of the kernel's
+  // choosing, the same on every run). y itself is not written.
+  MatrixView residual;     // f32 [M, N]
+  ConstMatrixView weight;  // f32 [1, N]
+  MatrixView pre;          // bf16, f16 or f32 [M, N]
+  MatrixView partials;     // f64 [M, ceil(N / 16)]
+};
+struct RmsPrologue {
+  // x holds an AddNormEpilogue's pre; y = inv_t * (x W^T) + bias, where inv_t is the f32 of
+  // 1 / sqrt(s_t / cols + eps) in f64 and s_t the f64 sum of partials[t, :].
+  ConstMatrixView partials;  // f64 [M, P]
+  int64_t cols = 0;          // the norm's width (the N of the layer that wrote the partials)
+  float eps = 0.0f;
+};
+struct LinearFusion {
+  std::optional<AddNormEpilogue> add_norm;
+  std::optional<RmsPrologue> rms;
+};
+// What a prepared kernel can fuse at some M.
+struct FusionSupport {
+  bool add_norm = false;
+  bool rms = false;
+};
+
 // One range of M and what runs it.
 struct LinearBucket {
   int64_t m_min = 1;
@@ -109,6 +142,12 @@ class Linear {
   // out_dtype(), both in location() (any leading dimension >= their columns). The shapes,
   // dtypes, locations and workspace are checked before the kernel runs.
   Status run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const;
+  // The same with fused work around the product (LinearFusion): an error (kUnsupported) when
+  // the kernel for x's rows cannot do a part asked for (fusion_at), or when a fusion view has
+  // the wrong shape, dtype or location.
+  Status run(ConstMatrixView x, MatrixView y, ExecContext& ctx, const LinearFusion& fusion) const;
+  // The fused work the kernel of a run of `rows` rows can do (none for most kernels).
+  FusionSupport fusion_at(int64_t rows) const;
 
  private:
   struct Impl;

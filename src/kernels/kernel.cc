@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 
 namespace qlinear {
 namespace {
@@ -44,6 +46,12 @@ Status check_view(const LinearProblem& problem, std::string_view what, int64_t r
 }  // namespace
 
 Status PreparedLinear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const {
+  QL_RETURN_IF_ERROR(check_call(x, y, ctx));
+  if (x.rows() == 0) return Status::ok_status();
+  return do_run(x, y, ctx);
+}
+
+Status PreparedLinear::check_call(ConstMatrixView x, MatrixView y, ExecContext& ctx) const {
   const LinearProblem& p = problem_;
   QL_RETURN_IF_ERROR(check_view(p, "x", x.rows(), x.cols(), x.dtype(), x.location(), x.ld(),
                                 x.data() != nullptr, "K", p.K, p.act_dtype, location_));
@@ -76,7 +84,74 @@ Status PreparedLinear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx) co
       return view_error(p, "the workspace", "is not 64-byte aligned");
     }
   }
-  return do_run(x, y, ctx);
+  return Status::ok_status();
+}
+
+Status PreparedLinear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx,
+                           const LinearFusion& fusion) const {
+  const LinearProblem& p = problem_;
+  const int64_t M = x.rows();
+  if (!fusion.add_norm && !fusion.rms) return run(x, y, ctx);
+  const FusionSupport can = fusion_support(M);
+  if ((fusion.add_norm && !can.add_norm) || (fusion.rms && !can.rms)) {
+    return make_error(ErrorCode::kUnsupported, "run of {}: this kernel cannot fuse {} at M={}",
+                      p.to_string(),
+                      fusion.add_norm && !can.add_norm ? "the residual add and norm after it"
+                                                       : "the RMS scaling before it",
+                      M);
+  }
+  // A view of `rows` x `cols` of one of `dtypes`, in the layer's memory.
+  auto check = [&](std::string_view what, const auto& v, int64_t rows, int64_t cols,
+                   std::initializer_list<DType> dtypes) -> Status {
+    if (v.rows() != rows || v.cols() != cols) {
+      return view_error(
+          p, what,
+          fmt::format("is [{}, {}]; the fused run needs [{}, {}]", v.rows(), v.cols(), rows, cols));
+    }
+    if (std::find(dtypes.begin(), dtypes.end(), v.dtype()) == dtypes.end()) {
+      return view_error(p, what, fmt::format("is {}", dtype_name(v.dtype())));
+    }
+    if (!(v.location() == location_)) {
+      return view_error(p, what,
+                        fmt::format("lives in {} memory; the layer runs on {}",
+                                    v.location().to_string(), location_.to_string()));
+    }
+    if (rows > 1 && v.ld() < cols) {
+      return view_error(p, what, fmt::format("has leading dimension {} < {}", v.ld(), cols));
+    }
+    if (rows > 0 && v.data() == nullptr) return view_error(p, what, "has no data");
+    return Status::ok_status();
+  };
+  if (fusion.add_norm) {
+    const AddNormEpilogue& e = *fusion.add_norm;
+    QL_RETURN_IF_ERROR(check("the residual", e.residual, M, p.N, {DType::kF32}));
+    QL_RETURN_IF_ERROR(check("the norm weight", e.weight, 1, p.N, {DType::kF32}));
+    QL_RETURN_IF_ERROR(
+        check("the norm input", e.pre, M, p.N, {DType::kBF16, DType::kF16, DType::kF32}));
+    QL_RETURN_IF_ERROR(check("the partial sums", e.partials, M, (p.N + 15) / 16, {DType::kF64}));
+  }
+  if (fusion.rms) {
+    const RmsPrologue& r = *fusion.rms;
+    QL_RETURN_IF_ERROR(check("the partial sums", r.partials, M, r.partials.cols(), {DType::kF64}));
+    if (r.cols <= 0 || r.partials.cols() < 1 || !(r.eps >= 0.0f)) {
+      return view_error(p, "the RMS prologue",
+                        fmt::format("has cols={}, {} partial sums per row, eps={}", r.cols,
+                                    r.partials.cols(), r.eps));
+    }
+  }
+  QL_RETURN_IF_ERROR(check_call(x, y, ctx));
+  if (M == 0) return Status::ok_status();
+  return do_run_fused(x, y, ctx, fusion);
+}
+
+Status PreparedLinear::do_run_fused(ConstMatrixView x, MatrixView y, ExecContext& ctx,
+                                    const LinearFusion& fusion) const {
+  (void)x;
+  (void)y;
+  (void)ctx;
+  (void)fusion;
+  return make_error(ErrorCode::kInternal, "run of {}: fused work without a fused kernel",
+                    problem_.to_string());
 }
 
 }  // namespace qlinear

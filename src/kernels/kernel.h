@@ -47,6 +47,15 @@ class PreparedLinear {
   // non-null data; M inside the problem's M range (M = 0 does nothing); the workspace holds
   // workspace_bytes(M) bytes in location(). Never allocates or synchronises.
   Status run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const;
+  // The same with fused work (qlinear/linear.h LinearFusion): run()'s checks, then the fusion's
+  // views against the problem (and x's rows), then do_run_fused(). Parts this kernel cannot do
+  // at M (fusion_support) are kUnsupported errors.
+  Status run(ConstMatrixView x, MatrixView y, ExecContext& ctx, const LinearFusion& fusion) const;
+  // What do_run_fused() can do at m rows (nothing by default).
+  virtual FusionSupport fusion_support(int64_t m) const {
+    (void)m;
+    return {};
+  }
 
   // Scratch bytes a run of up to m rows needs (0 by default).
   virtual std::size_t workspace_bytes(int64_t m) const {
@@ -61,8 +70,14 @@ class PreparedLinear {
 
  protected:
   virtual Status do_run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const = 0;
+  // Only called with parts fusion_support() allows, their views checked.
+  virtual Status do_run_fused(ConstMatrixView x, MatrixView y, ExecContext& ctx,
+                              const LinearFusion& fusion) const;
 
  private:
+  // run()'s checks of x, y, M and the workspace.
+  Status check_call(ConstMatrixView x, MatrixView y, ExecContext& ctx) const;
+
   LinearProblem problem_;
   Location location_;
 };

@@ -139,4 +139,16 @@ Status Linear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const {
   return impl_->prepared[impl_->prepared_of[i]]->run(x, y, ctx);
 }
 
+Status Linear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx,
+                   const LinearFusion& fusion) const {
+  const int64_t rows = x.rows();
+  if (rows > impl_->problem.m_max) return run(x, y, ctx);  // the same error
+  return impl_->prepared[impl_->prepared_of[impl_->index_for(rows)]]->run(x, y, ctx, fusion);
+}
+
+FusionSupport Linear::fusion_at(int64_t rows) const {
+  if (rows < 1 || rows > impl_->problem.m_max) return {};
+  return impl_->prepared[impl_->prepared_of[impl_->index_for(rows)]]->fusion_support(rows);
+}
+
 }  // namespace qlinear

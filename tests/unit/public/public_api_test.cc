@@ -121,6 +121,56 @@ TEST(PublicApi, UnknownLayerNamesAndBadRanksAreErrors) {
   EXPECT_FALSE(model->load_linear("lm_head", *simulated, LinearOptions{}).ok());
 }
 
+// LinearFusion on kernels that have none (every CPU kernel): fusion_at says so at every M, and a
+// fused run is refused (kUnsupported, naming what cannot be fused) without writing anything,
+// while the same call without fusion runs.
+TEST(PublicApi, KernelsWithoutNormFusionSayItAndRefuseFusedRuns) {
+  auto model = Model::open(fixture(FixtureFormat::kAwq));
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  LinearOptions options;
+  options.act_dtype = DType::kF32;
+  options.max_rows = 4;
+  const std::string& name = model->linear_layers().front().name;
+  auto layer = model->load_linear(name, cpu(), options);
+  ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+  for (int64_t m = 0; m <= 5; ++m) {
+    EXPECT_FALSE(layer->fusion_at(m).add_norm) << m;
+    EXPECT_FALSE(layer->fusion_at(m).rms) << m;
+  }
+  const int64_t M = 2;
+  const int64_t N = layer->N();
+  const std::vector<float> x = inputs(M, layer->K());
+  std::vector<float> y(static_cast<std::size_t>(M * N), NAN);
+  std::vector<float> residual(y.size(), 1.0f), pre(y.size(), 2.0f), weight(N, 1.0f);
+  std::vector<double> partials(static_cast<std::size_t>(M * ((N + 15) / 16)), 3.0);
+  std::vector<std::byte> ws(layer->workspace_bytes(M) + 64);
+  void* base = ws.data();
+  std::size_t space = ws.size();
+  ExecContext ctx;
+  ctx.workspace = {std::align(64, layer->workspace_bytes(M), base, space),
+                   layer->workspace_bytes(M), Location::host()};
+  const ConstMatrixView xv = ConstMatrixView::dense(x.data(), DType::kF32, M, layer->K());
+  const MatrixView yv = MatrixView::dense(y.data(), DType::kF32, M, N);
+  LinearFusion add;
+  add.add_norm = AddNormEpilogue{MatrixView::dense(residual.data(), DType::kF32, M, N),
+                                 ConstMatrixView::dense(weight.data(), DType::kF32, 1, N),
+                                 MatrixView::dense(pre.data(), DType::kF32, M, N),
+                                 MatrixView::dense(partials.data(), DType::kF64, M, (N + 15) / 16)};
+  Status s = layer->run(xv, yv, ctx, add);
+  EXPECT_EQ(s.code(), ErrorCode::kUnsupported) << s.to_string();
+  EXPECT_NE(s.message().find("cannot fuse the residual add"), std::string::npos) << s.message();
+  LinearFusion rms;
+  rms.rms = RmsPrologue{ConstMatrixView::dense(partials.data(), DType::kF64, M, 1), N, 1e-6f};
+  s = layer->run(xv, yv, ctx, rms);
+  EXPECT_EQ(s.code(), ErrorCode::kUnsupported) << s.to_string();
+  EXPECT_NE(s.message().find("cannot fuse the RMS scaling"), std::string::npos) << s.message();
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(residual[0], 1.0f);
+  EXPECT_EQ(pre[0], 2.0f);
+  EXPECT_TRUE(layer->run(xv, yv, ctx, LinearFusion{}).ok());
+  EXPECT_FALSE(std::isnan(y[0]));
+}
+
 // The thread-safety rule of qlinear/linear.h: one Linear, several threads, one workspace each.
 TEST(PublicApi, ConcurrentRunsWithTheirOwnWorkspacesGiveTheBitsOfOneRun) {
   auto model = Model::open(fixture(FixtureFormat::kGptqActOrder));
