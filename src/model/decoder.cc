@@ -73,6 +73,18 @@ const StepSkips& step_skips() {
   return skips;
 }
 
+// The residual add + RMSNorm done inside the linear layers around it when their kernels can
+// (docs/runner.md "The norm inside the linear layers"): DecoderOptions::fuse_norms, which
+// QLINEAR_NORM_FUSION=1 turns on and =0 off for every decoder (A/B measurements from the CLI).
+bool norm_fusion_enabled(bool option) {
+  static const int forced = [] {
+    const char* v = std::getenv("QLINEAR_NORM_FUSION");
+    if (v == nullptr) return -1;
+    return std::string_view(v) == "1" ? 1 : std::string_view(v) == "0" ? 0 : -1;
+  }();
+  return forced < 0 ? option : forced == 1;
+}
+
 // --- projections of one rank ------------------------------------------------------------------
 
 // A column-parallel projection of one rank: one Linear (fused) or several (unfused shards), each
@@ -199,8 +211,16 @@ class DeviceDecoder final : public Decoder {
   // Whether every linear layer's kernels can run inside a recorded step (a CUDA graph).
   bool every_linear_capturable() const;
   Status allocate_buffers();
-  Status run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out);
-  Status run_row(const RowProjection& p, ConstMatrixView x, MatrixView out);
+  Status run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out,
+                    const LinearFusion& fusion = {});
+  Status run_row(const RowProjection& p, ConstMatrixView x, MatrixView out,
+                 const LinearFusion& fusion = {});
+  // Whether the residual add + RMSNorm between `before` (run on `rows` rows) and `after` (on
+  // `after_rows`) can be fused into them in this step: both kernels can, one rank, bf16 or f32
+  // activations (the norm's input is stored unscaled: f16 could overflow), no calibration hook
+  // and no QLINEAR_STEP_SKIP of a fused operation.
+  bool fuse_norm(const RowProjection& before, int64_t rows, const ColumnProjection& after,
+                 int64_t after_rows) const;
   // Queues the forward of T tokens (ids_ and positions_ already written) up to the lm_head's
   // outputs in lm_buf_, with no wait and no copy to the host (so it can be recorded). Row t
   // belongs to sequence first_sequence + t / rows_per_sequence (KvCacheView; 0: all rows).
@@ -257,6 +277,7 @@ class DeviceDecoder final : public Decoder {
 
   // Buffers for max_rows tokens, allocated once.
   Tensor hidden_, normed_, delta_, partial_, ids_, positions_, workspace_, rope_cos_, rope_sin_;
+  Tensor norm_sums_;  // f64 [max_rows, ceil(hidden / 16)]: the fused norm's partial sums
   Tensor host_ids_, host_logits_;  // pinned staging for a device: ids and positions up, logits down
   Tensor argmax_ids_, host_argmax_;  // greedy ids [1, max_rows] (device), their pinned staging
   std::vector<float> split_vocab_logits_;  // greedy under a TP-split vocabulary (run_rows)
@@ -430,6 +451,7 @@ Status DeviceDecoder::allocate_buffers() {
   QL_ASSIGN_OR_RETURN(normed_, device_tensor(options_.act_dtype, R, c.hidden));
   QL_ASSIGN_OR_RETURN(delta_, device_tensor(DType::kF32, R, c.hidden));
   QL_ASSIGN_OR_RETURN(partial_, device_tensor(DType::kF32, R, c.hidden));
+  QL_ASSIGN_OR_RETURN(norm_sums_, device_tensor(DType::kF64, R, (c.hidden + 15) / 16));
   QL_ASSIGN_OR_RETURN(ids_, device_tensor(DType::kI32, 1, R));
   QL_ASSIGN_OR_RETURN(positions_, device_tensor(DType::kI32, 1, R));
   QL_ASSIGN_OR_RETURN(argmax_ids_, device_tensor(DType::kI32, 1, R));
@@ -630,17 +652,34 @@ Status DeviceDecoder::load(DecoderWeights& weights, const Device& device,
   return Status::ok_status();
 }
 
-Status DeviceDecoder::run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out) {
+Status DeviceDecoder::run_column(const ColumnProjection& p, ConstMatrixView x, MatrixView out,
+                                 const LinearFusion& fusion) {
   for (const ColumnPart& part : p.parts) {
     if (options_.on_linear_input) options_.on_linear_input(part.linear.name(), x);
-    QL_RETURN_IF_ERROR(part.linear.run(x, out.slice_cols(part.col, part.linear.N()), ctx_));
+    QL_RETURN_IF_ERROR(part.linear.run(x, out.slice_cols(part.col, part.linear.N()), ctx_, fusion));
   }
   return Status::ok_status();
 }
 
-Status DeviceDecoder::run_row(const RowProjection& p, ConstMatrixView x, MatrixView out) {
+Status DeviceDecoder::run_row(const RowProjection& p, ConstMatrixView x, MatrixView out,
+                              const LinearFusion& fusion) {
   if (options_.on_linear_input) options_.on_linear_input(p.linear->name(), x);
-  return p.linear->run(x, out, ctx_);
+  return p.linear->run(x, out, ctx_, fusion);
+}
+
+bool DeviceDecoder::fuse_norm(const RowProjection& before, int64_t rows,
+                              const ColumnProjection& after, int64_t after_rows) const {
+  const StepSkips& skip = step_skips();
+  if (!norm_fusion_enabled(options_.fuse_norms) || options_.tp != 1 ||
+      options_.act_dtype == DType::kF16 || options_.on_linear_input || skip.norm || skip.qkv ||
+      skip.o || skip.gate_up || skip.down || skip.lm_head) {
+    return false;
+  }
+  if (!before.linear || before.pad_front != 0 || !before.linear->fusion_at(rows).add_norm) {
+    return false;
+  }
+  return std::all_of(after.parts.begin(), after.parts.end(),
+                     [&](const ColumnPart& part) { return part.linear.fusion_at(after_rows).rms; });
 }
 
 bool DeviceDecoder::every_linear_capturable() const {
@@ -672,6 +711,20 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
   const int tp = options_.tp;
   const int64_t d = c.head_dim;
   const StepSkips& skip = step_skips();
+  // The fused norm (fuse_norm): the layer before it writes the residual, the norm's unscaled
+  // input into `normed` and the partial sums of squares; the layer after scales by 1 / rms.
+  const MatrixView sums = norm_sums_.matrix().slice_rows(0, T);
+  auto add_norm = [&](const Tensor& weight) {
+    LinearFusion f;
+    f.add_norm = AddNormEpilogue{x, weight.matrix(), normed, sums};
+    return f;
+  };
+  auto rms = [&](int64_t first_row, int64_t rows) {
+    LinearFusion f;
+    f.rms = RmsPrologue{sums.slice_rows(first_row, rows), c.hidden, eps};
+    return f;
+  };
+  bool normed_unscaled = false;  // `normed` holds a fused norm's input (the layer before fused it)
 
   QL_RETURN_IF_ERROR(ops_->embed(embed_, ids, x));
   if (!skip.norm) {
@@ -686,12 +739,27 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
   }
   for (int64_t l = 0; l < c.layers; ++l) {
     const Layer& layer = layers_[static_cast<std::size_t>(l)];
+    const bool fuse_after_o = fuse_norm(layer.ranks.front().o, T, layer.ranks.front().gate_up, T);
+    // The layer after down_proj: the next layer's q/k/v, or the lm_head on the rows it reads.
+    const bool last_layer = l + 1 == c.layers;
+    const int64_t lm_rows = all_logits ? T : 1;
+    const bool fuse_after_down =
+        last_layer ? fuse_norm(layer.ranks.front().down, T, lm_head_.front(), lm_rows)
+                   : fuse_norm(layer.ranks.front().down, T,
+                               layers_[static_cast<std::size_t>(l + 1)].ranks.front().qkv, T);
+    if (options_.on_norm) {
+      options_.on_norm(T, fuse_after_o);
+      options_.on_norm(T, fuse_after_down);
+    }
     // Attention: every rank on its heads, the o_proj partials summed into delta.
     for (int r = 0; r < tp; ++r) {
       const RankLayer& rank = layer.ranks[static_cast<std::size_t>(r)];
       const auto ri = static_cast<std::size_t>(r);
       const MatrixView qkv = qkv_buf_[ri].matrix().slice_rows(0, T);
-      if (!skip.qkv) QL_RETURN_IF_ERROR(run_column(rank.qkv, normed, qkv));
+      if (!skip.qkv) {
+        QL_RETURN_IF_ERROR(
+            run_column(rank.qkv, normed, qkv, normed_unscaled ? rms(0, T) : LinearFusion{}));
+      }
       const MatrixView q = qkv.slice_cols(rank.qkv.slots[0]->begin, rank.qkv.slots[0]->size);
       const MatrixView k = qkv.slice_cols(rank.qkv.slots[1]->begin, rank.qkv.slots[1]->size);
       const MatrixView v = qkv.slice_cols(rank.qkv.slots[2]->begin, rank.qkv.slots[2]->size);
@@ -721,10 +789,14 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
         QL_RETURN_IF_ERROR(ops_->attention(q, pos, rank_cache, l, shape,
                                            attn.slice_cols(rank.o.pad_front, heads_per_rank_ * d)));
       }
+      if (fuse_after_o) {
+        QL_RETURN_IF_ERROR(run_row(rank.o, attn, delta, add_norm(layer.post_norm)));
+        continue;
+      }
       if (!skip.o) QL_RETURN_IF_ERROR(run_row(rank.o, attn, r == 0 ? delta : partial));
       if (r > 0) QL_RETURN_IF_ERROR(ops_->add(delta, partial));
     }
-    if (!skip.norm) {
+    if (!skip.norm && !fuse_after_o) {
       QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, layer.post_norm.matrix(), eps, normed));
     }
     // MLP: every rank on its slice of the intermediate size, the down_proj partials summed.
@@ -732,7 +804,10 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
       const RankLayer& rank = layer.ranks[static_cast<std::size_t>(r)];
       const auto ri = static_cast<std::size_t>(r);
       const MatrixView gu = gate_up_buf_[ri].matrix().slice_rows(0, T);
-      if (!skip.gate_up) QL_RETURN_IF_ERROR(run_column(rank.gate_up, normed, gu));
+      if (!skip.gate_up) {
+        QL_RETURN_IF_ERROR(
+            run_column(rank.gate_up, normed, gu, fuse_after_o ? rms(0, T) : LinearFusion{}));
+      }
       const MatrixView act = act_buf_[ri].matrix().slice_rows(0, T);
       if (!skip.silu) {
         QL_RETURN_IF_ERROR(
@@ -740,18 +815,31 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
                            gu.slice_cols(rank.gate_up.slots[1]->begin, rank.gate_up.slots[1]->size),
                            act.slice_cols(rank.down.pad_front, inter_per_rank_)));
       }
+      const Tensor& next =
+          l + 1 < c.layers ? layers_[static_cast<std::size_t>(l + 1)].input_norm : final_norm_;
+      if (fuse_after_down) {
+        QL_RETURN_IF_ERROR(run_row(rank.down, act, delta, add_norm(next)));
+        continue;
+      }
       if (!skip.down) QL_RETURN_IF_ERROR(run_row(rank.down, act, r == 0 ? delta : partial));
       if (r > 0) QL_RETURN_IF_ERROR(ops_->add(delta, partial));
     }
     const Tensor& next =
         l + 1 < c.layers ? layers_[static_cast<std::size_t>(l + 1)].input_norm : final_norm_;
-    if (!skip.norm) QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, next.matrix(), eps, normed));
+    if (!skip.norm && !fuse_after_down) {
+      QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, next.matrix(), eps, normed));
+    }
+    normed_unscaled = fuse_after_down;
   }
   // The lm_head of the rows asked for, each rank's vocabulary slice into its buffer.
   const ConstMatrixView last = all_logits ? ConstMatrixView(normed) : normed.slice_rows(T - 1, 1);
   for (std::size_t r = 0; r < lm_head_.size(); ++r) {
     const MatrixView out = lm_buf_[r].matrix().slice_rows(0, last.rows());
-    if (!skip.lm_head) QL_RETURN_IF_ERROR(run_column(lm_head_[r], last, out));
+    if (!skip.lm_head) {
+      QL_RETURN_IF_ERROR(
+          run_column(lm_head_[r], last, out,
+                     normed_unscaled ? rms(T - last.rows(), last.rows()) : LinearFusion{}));
+    }
   }
   if (greedy) {
     const ColumnWindow& vocab = *lm_head_.front().slots[0];

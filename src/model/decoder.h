@@ -45,6 +45,14 @@ struct DecoderOptions {
   // declares a settled history (model/ops.h AttentionShape::settled_history): tests check what a
   // forward promises the backends. Unset: never called.
   std::function<void(int64_t rows, bool settled_history)> on_attention;
+  // Let the linear layers on each side of a residual add + RMSNorm do it when their kernels can
+  // (docs/runner.md "The norm inside the linear layers"). Off by default until its CUDA kernels
+  // have run on a GPU (written 2026-12-04 without one); QLINEAR_NORM_FUSION=1 / 0 overrides it.
+  bool fuse_norms = false;
+  // Called for each residual add + RMSNorm after a layer's attention or MLP with the forward's
+  // rows and whether the linear layers around it did it (tests check when it is fused). Unset:
+  // never called.
+  std::function<void(int64_t rows, bool fused)> on_norm;
 };
 
 // Where a decoder's weights come from: a checkpoint folder (checkpoint_weights.cc), or random

@@ -362,6 +362,168 @@ __device__ __forceinline__ Slice<kF16Scale, kN8> make_slice(const GemvParams& p,
   return c;
 }
 
+// v as the layer's output dtype holds it (the value a plain run stores and the add reads back).
+__device__ __forceinline__ float round_to_code(float v, int code) {
+  if (code == kBF16) return __bfloat162float(__float2bfloat16_rn(v));
+  if (code == kF16) return __half2float(__float2half_rn(v));
+  return v;
+}
+
+// RmsPrologue: the inverse RMS of the x rows in this lane's fragments (row n * 8 + 2t + j at
+// [n][j]) from the partial sums the layer before wrote: per row the warp adds them in f64 (lane
+// strides, then a butterfly: a fixed order) and takes 1 / sqrt(sum / cols + eps) in f64, as the
+// decoder's norm kernel does.
+template <int kN8>
+__device__ __forceinline__ void row_inverses(const GemvParams& p, const GemvFusion& f, int lane,
+                                             float (&inv)[kN8][2]) {
+  const int t = lane & 3;
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) inv[n][0] = inv[n][1] = 1.0f;
+  if (f.partials_in == nullptr) return;
+#pragma unroll
+  for (int m = 0; m < kN8 * 8; ++m) {
+    if (m >= p.M) break;  // warp-uniform
+    const double* row = f.partials_in + static_cast<int64_t>(m) * f.ldpi;
+    double s = 0.0;
+    for (int i = lane; i < f.partial_count; i += 32) s += row[i];
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xFFFFFFFFu, s, off);
+    const float v = static_cast<float>(1.0 / sqrt(s / static_cast<double>(f.norm_cols) + f.eps));
+#pragma unroll
+    for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        if (n * 8 + 2 * t + j == m) inv[n][j] = v;
+      }
+    }
+  }
+}
+
+// AddNormEpilogue from a tile's whole fragment (the warp holds all 16 columns of its rows):
+// residual += y, pre = weight * residual, and per row the f64 sum of the 16 squares (columns g and
+// g + 8 in the lane, then a butterfly over g: a fixed order) into partials_out[row, tile].
+template <int kN8>
+__device__ __forceinline__ void add_norm_store(const GemvParams& p, const GemvFusion& f,
+                                               const WarpPlace& w, const float (&frag)[kN8][4],
+                                               const float (&inv)[kN8][2]) {
+  const int g = w.lane >> 2;
+  const int t = w.lane & 3;
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+    double sq[2] = {0.0, 0.0};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int col = w.tile * 16 + g + (i >= 2 ? 8 : 0);
+      const int row = n * 8 + 2 * t + (i & 1);
+      if (row < p.M && col < p.N) {
+        float v = frag[n][i];
+        if (f.partials_in != nullptr) v = __fmul_rn(v, inv[n][i & 1]);
+        if (p.bias != nullptr) v += p.bias[col];
+        v = round_to_code(v, p.out_code);
+        float* r = f.residual + static_cast<int64_t>(row) * f.ldr + col;
+        const float sum = __fadd_rn(*r, v);
+        *r = sum;
+        cuda_device::store_element(f.pre, static_cast<int64_t>(row) * f.ldpre + col,
+                                   __fmul_rn(f.norm_weight[col], sum), f.pre_code);
+        sq[i & 1] += static_cast<double>(sum) * sum;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      double s = sq[j];
+#pragma unroll
+      for (int off = 4; off < 32; off *= 2) s += __shfl_xor_sync(0xFFFFFFFFu, s, off);
+      const int row = n * 8 + 2 * t + j;
+      if (g == 0 && row < p.M) f.partials_out[static_cast<int64_t>(row) * f.ldpo + w.tile] = s;
+    }
+  }
+}
+
+// finish() (below) of a fused run: the same sums, with the RMS prologue's inverse applied before
+// the bias and, with the add-norm epilogue, the tile's first warp adding the slices (in the same
+// order) and writing the whole tile, whose row sums need all 16 columns. A kernel of its own
+// (kFuse): the fused path's registers would otherwise count against the plain kernels' occupancy
+// (ptxas: +5 to +20 registers on the register-pipeline kernels).
+template <int kN8>
+__device__ __forceinline__ void fused_finish(const GemvParams& p, const GemvFusion& f,
+                                             const WarpPlace& w, const float (&acc)[kN8][4],
+                                             float* red) {
+  float inv[kN8][2];
+  row_inverses<kN8>(p, f, w.lane, inv);
+  const bool add_norm = f.residual != nullptr;
+  auto store = [&](int n, int i, int l, float v) {
+    const int col = w.tile * 16 + (l >> 2) + (i >= 2 ? 8 : 0);
+    const int row = n * 8 + 2 * (l & 3) + (i & 1);
+    if (row < p.M && col < p.N) {
+      if (f.partials_in != nullptr) v = __fmul_rn(v, inv[n][i & 1]);
+      if (p.bias != nullptr) v += p.bias[col];
+      cuda_device::store_element(p.y, static_cast<int64_t>(row) * p.ldy + col, v, p.out_code);
+    }
+  };
+  if (p.wk == 1) {
+    if (w.live) {
+      if (add_norm) {
+        add_norm_store<kN8>(p, f, w, acc, inv);
+        return;
+      }
+#pragma unroll
+      for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) store(n, i, w.lane, acc[n][i]);
+      }
+    }
+    return;
+  }
+  constexpr int kPerWarp = kN8 * 4 * 32;
+#pragma unroll
+  for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) red[w.warp * kPerWarp + (n * 4 + i) * 32 + w.lane] = acc[n][i];
+  }
+  __syncthreads();
+  if (!w.live) return;
+  const int first = w.tile_in_block * p.wk;
+  if (add_norm) {
+    if (w.slice != 0) return;
+    float total[kN8][4];
+#pragma unroll
+    for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int e = (n * 4 + i) * 32 + w.lane;
+        float v = 0.0f;
+        for (int q = 0; q < p.wk; ++q) v += red[(first + q) * kPerWarp + e];
+        total[n][i] = v;
+      }
+    }
+    add_norm_store<kN8>(p, f, w, total, inv);
+    return;
+  }
+  // The tile's wk warps share its 128 * kN8 sums, each adding the slices in order. (Element e's
+  // lane is e % 32, this lane: its rows are the lane's own, whose inverses row_inverses took.)
+  for (int e = w.slice * 32 + w.lane; e < kPerWarp; e += p.wk * 32) {
+    float v = 0.0f;
+    for (int q = 0; q < p.wk; ++q) v += red[(first + q) * kPerWarp + e];
+    const int n = (e >> 5) >> 2;
+    const int i = (e >> 5) & 3;
+    // n and i are runtime values here: pick the inverse without indexing a register array.
+    if (f.partials_in != nullptr) {
+      float r = (i & 1) != 0 ? inv[0][1] : inv[0][0];
+#pragma unroll
+      for (int nn = 1; nn < kN8; ++nn) {
+        if (nn == n) r = (i & 1) != 0 ? inv[nn][1] : inv[nn][0];
+      }
+      v = __fmul_rn(v, r);
+    }
+    const int col = w.tile * 16 + (w.lane >> 2) + (i >= 2 ? 8 : 0);
+    const int row = n * 8 + 2 * (w.lane & 3) + (i & 1);
+    if (row < p.M && col < p.N) {
+      if (p.bias != nullptr) v += p.bias[col];
+      cuda_device::store_element(p.y, static_cast<int64_t>(row) * p.ldy + col, v, p.out_code);
+    }
+  }
+}
+
 // The block's outputs: with one warp per tile straight from its fragment, else the tile's wk
 // slices added in a fixed order through `red` (kMaxWarps x kN8 * 4 x 32 floats of shared memory;
 // the caller has made it free). Fragment element (n, i) of lane (g, t): column tile * 16 + g
@@ -668,10 +830,10 @@ constexpr bool scales_in_ring(int code, int groups, int form) {
 
 // kN8 2 (4-bit only): two n8 tiles of x rows, 2 blocks per SM (the doubled x vectors and
 // accumulators do not fit 80 registers).
-template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kGroups, int kForm = kRingRegPairs,
-          int kN8 = 1>
-__global__ void __launch_bounds__(kMaxWarps * 32, kN8 == 1 ? 3 : 2)
-    int_gemv_ring_kernel(const GemvParams p) {
+// The ring kernel's body; kFuse: with the norm fusion's finish (fused_finish; 4-bit only).
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kGroups, int kForm, int kN8,
+          bool kFuse>
+__device__ __forceinline__ void ring_body(const GemvParams& p, const GemvFusion& f) {
   static_assert(kN8 == 1 || kCode == kU4, "8-bit ring stages serve one n8 tile");
   constexpr int kVecs = vecs_per_step<kCode>();
   constexpr int kU = kRingVecs / kVecs;  // steps per stage
@@ -831,7 +993,25 @@ __global__ void __launch_bounds__(kMaxWarps * 32, kN8 == 1 ? 3 : 2)
   // here for the kernel before, before they write the outputs.)
   cuda_device::wait_for_prior_grids();
   __syncthreads();
-  finish<kN8>(p, w, acc, reinterpret_cast<float*>(ring_smem));
+  if constexpr (kFuse) {
+    fused_finish<kN8>(p, f, w, acc, reinterpret_cast<float*>(ring_smem));
+  } else {
+    (void)f;
+    finish<kN8>(p, w, acc, reinterpret_cast<float*>(ring_smem));
+  }
+}
+
+template <int kCode, bool kBf16, bool kF16Scale, bool kZp, int kGroups, int kForm = kRingRegPairs,
+          int kN8 = 1>
+__global__ void __launch_bounds__(kMaxWarps * 32, kN8 == 1 ? 3 : 2)
+    int_gemv_ring_kernel(const GemvParams p) {
+  ring_body<kCode, kBf16, kF16Scale, kZp, kGroups, kForm, kN8, false>(p, GemvFusion{});
+}
+
+template <bool kBf16, bool kF16Scale, bool kZp, int kGroups, int kForm, int kN8>
+__global__ void __launch_bounds__(kMaxWarps * 32, kN8 == 1 ? 3 : 2)
+    int_gemv_ring_fused_kernel(const GemvParams p, const GemvFusion f) {
+  ring_body<kU4, kBf16, kF16Scale, kZp, kGroups, kForm, kN8, true>(p, f);
 }
 
 using KernelFn = void (*)(GemvParams);
@@ -860,6 +1040,39 @@ KernelFn pick_ring4(const GemvVariant& v) {
     return int_gemv_ring_kernel<kU4, kBf16, kF16Scale, kZp, kGemvGWide, kRingRegPairs, kN8>;
   }
   return int_gemv_ring_kernel<kU4, kBf16, kF16Scale, kZp, kGemvGWide, kRingPairs, kN8>;
+}
+
+using FusedKernelFn = void (*)(GemvParams, GemvFusion);
+
+// The fused kernels: 4-bit codes in the ring, the default form for wide groups.
+template <bool kBf16, bool kF16Scale, bool kZp, int kN8>
+FusedKernelFn pick_fused_groups(const GemvVariant& v) {
+  if (v.groups == kGemvG32) {
+    return int_gemv_ring_fused_kernel<kBf16, kF16Scale, kZp, kGemvG32, kRingRegPairs, kN8>;
+  }
+  if (v.groups == kGemvG64) {
+    return int_gemv_ring_fused_kernel<kBf16, kF16Scale, kZp, kGemvG64, kRingRegPairs, kN8>;
+  }
+  return int_gemv_ring_fused_kernel<kBf16, kF16Scale, kZp, kGemvGWide, kRingPairs, kN8>;
+}
+
+template <bool kBf16, bool kF16Scale, bool kZp>
+FusedKernelFn pick_fused_n8(const GemvVariant& v) {
+  return v.n8 == 1 ? pick_fused_groups<kBf16, kF16Scale, kZp, 1>(v)
+                   : pick_fused_groups<kBf16, kF16Scale, kZp, 2>(v);
+}
+
+FusedKernelFn pick_fused(const GemvVariant& v) {
+  if (v.bf16) {
+    if (v.f16_scale) {
+      return v.zeros ? pick_fused_n8<true, true, true>(v) : pick_fused_n8<true, true, false>(v);
+    }
+    return v.zeros ? pick_fused_n8<true, false, true>(v) : pick_fused_n8<true, false, false>(v);
+  }
+  if (v.f16_scale) {
+    return v.zeros ? pick_fused_n8<false, true, true>(v) : pick_fused_n8<false, true, false>(v);
+  }
+  return v.zeros ? pick_fused_n8<false, false, true>(v) : pick_fused_n8<false, false, false>(v);
 }
 
 template <int kCode, bool kBf16, bool kF16Scale, bool kZp>
@@ -904,6 +1117,16 @@ std::size_t dynamic_smem(const GemvVariant& v, unsigned threads) {
   return bytes;
 }
 
+// The fused kernels' shared memory (their wide-group form keeps the pairs in the ring).
+std::size_t fused_smem(const GemvVariant& v, unsigned threads) {
+  std::size_t bytes = threads * kRingLaneVecs * sizeof(uint4);
+  if (scales_in_ring(v.code, v.groups, kRingPairs)) {
+    bytes += static_cast<std::size_t>(threads) * kRingSlots * pair_words(v.f16_scale, v.zeros) *
+             sizeof(uint32_t);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 cudaError_t int_gemv_occupancy(const GemvVariant& variant, int threads, int* blocks) {
@@ -917,6 +1140,15 @@ cudaError_t int_gemv_launch(const GemvVariant& variant, const GemvParams& params
   const unsigned threads = static_cast<unsigned>(params.tpb * params.wk * 32);
   return cuda_device::launch_chained(pick(variant), blocks, threads, dynamic_smem(variant, threads),
                                      stream, params);
+}
+
+cudaError_t int_gemv_launch_fused(const GemvVariant& variant, const GemvParams& params,
+                                  const GemvFusion& fusion, cudaStream_t stream) {
+  if (variant.code != kU4 || variant.pipe != kGemvRing) return cudaErrorInvalidValue;
+  const unsigned blocks = static_cast<unsigned>((params.tiles + params.tpb - 1) / params.tpb);
+  const unsigned threads = static_cast<unsigned>(params.tpb * params.wk * 32);
+  return cuda_device::launch_chained(pick_fused(variant), blocks, threads,
+                                     fused_smem(variant, threads), stream, params, fusion);
 }
 
 }  // namespace qlinear::cuda_launch

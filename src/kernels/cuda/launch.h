@@ -123,6 +123,30 @@ struct GemvParams {
   int wk;     // warps per tile, splitting K (tpb * wk <= kGemvMaxWarps)
 };
 
+// The norm fusion of a run (qlinear/linear.h LinearFusion), a second kernel argument of the fused
+// kernels only: grown into GemvParams, it changed the register allocation of 89 of the 136 plain
+// kernels (ptxas, +6 to -6 registers), which it must leave alone.
+struct GemvFusion {
+  // Add-norm epilogue when `residual` is set: residual += y (y rounded to out_code), pre =
+  // norm_weight * residual, partials_out[row, tile] = the f64 sum of the tile's 16 residual
+  // squares; y is not written.
+  float* residual = nullptr;  // f32 [M, >= N]
+  int64_t ldr = 0;
+  const float* norm_weight = nullptr;  // f32 [N]
+  void* pre = nullptr;
+  int64_t ldpre = 0;
+  int pre_code = 0;
+  double* partials_out = nullptr;  // [M, tiles]
+  int64_t ldpo = 0;
+  // RMS prologue when `partials_in` is set: y = inv_row * acc + bias, inv_row = 1 / sqrt(the sum
+  // of the row's partial_count partials / norm_cols + eps).
+  const double* partials_in = nullptr;
+  int64_t ldpi = 0;
+  int partial_count = 0;
+  int norm_cols = 0;
+  float eps = 0.0f;
+};
+
 // How a warp keeps its code loads in flight: one register stage of 8 x 16 bytes per lane, two of
 // 4, or a cp.async ring of 4 x 2 in shared memory (M <= 8; with M 9-16 the one-stage kernel).
 enum GemvPipe : int { kGemvOneStage = 0, kGemvTwoStages = 1, kGemvRing = 2 };
@@ -138,11 +162,15 @@ struct GemvVariant {
   int n8 = 1;          // x rows in n8 tiles: 1 (M <= 8) or 2 (M <= 16)
   int pipe = kGemvOneStage;
   int groups = kGemvGWide;
+  bool fuse = false;  // the norm fusion's kernel (4-bit ring only; int_gemv_launch_fused)
 };
 cudaError_t int_gemv_occupancy(const GemvVariant& variant, int threads, int* blocks);
 // grid = ceil(tiles / tpb) blocks of tpb * wk warps.
 cudaError_t int_gemv_launch(const GemvVariant& variant, const GemvParams& params,
                             cudaStream_t stream);
+// The same with the norm fusion (variant.fuse set; 4-bit codes in the ring).
+cudaError_t int_gemv_launch_fused(const GemvVariant& variant, const GemvParams& params,
+                                  const GemvFusion& fusion, cudaStream_t stream);
 
 // --- fp8_act_quant.cu: the fused dynamic activation quantizer ---
 

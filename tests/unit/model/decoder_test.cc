@@ -527,6 +527,73 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, EveryFormatOnCuda,
                            return std::string(fixture_format_name(param.param));
                          });
 
+// The norm inside the linear layers (docs/runner.md): with bf16 activations on the GPU, the int
+// 4-bit gemv kernels (M <= 16 here: every forward) take over each residual add + RMSNorm whose two
+// neighbours can (all but the last, whose lm_head is a dense layer in these fixtures; none with
+// 8-bit codes, whose gemv has no fused form), and the
+// logits stay within bf16 rounding of the unfused decoder's (the norm's input is rounded before
+// its 1 / rms instead of after). Prefill chunks, one-token steps (recorded as a CUDA graph from
+// the second) and batched decode. With --tp 2 nothing fuses.
+TEST(DecoderOnCuda, NormFusionKeepsTheUnfusedLogits) {
+  Result<Device> device = detect_device("cuda");
+  if (!device.ok()) GTEST_SKIP() << "no CUDA GPU: " << device.status().to_string();
+  for (FixtureFormat format : {FixtureFormat::kAwq, FixtureFormat::kGptq8Bit,
+                               FixtureFormat::kGptqActOrder, FixtureFormat::kCtW4A16}) {
+    const std::string name(fixture_format_name(format));
+    SCOPED_TRACE(name);
+    const std::string dir = dir_for("cuda_fusion_" + name);
+    auto written = write_fixture(format, dir);
+    ASSERT_TRUE(written.ok()) << written.status().to_string();
+    DecoderOptions options;
+    options.ctx = 64;
+    options.max_rows = 16;
+    options.act_dtype = DType::kBF16;
+    options.progress = false;
+    auto probe = Decoder::load(dir, *device, options);
+    ASSERT_TRUE(probe.ok()) << probe.status().to_string();
+    const auto per_forward = static_cast<std::size_t>(2 * (*probe)->config().layers);
+    probe->reset();
+    std::vector<std::pair<int64_t, bool>> norms;
+    DecoderOptions fused = options;
+    fused.fuse_norms = true;
+    fused.on_norm = [&](int64_t rows, bool f) { norms.emplace_back(rows, f); };
+    DecoderOptions plain = options;
+    plain.fuse_norms = false;
+    for (int64_t rows : {int64_t{16}, int64_t{1}}) {
+      fused.max_rows = plain.max_rows = rows;
+      norms.clear();
+      const std::vector<float> a = decoder_logits(dir, kTokens, fused, "cuda");
+      const std::vector<float> b = decoder_logits(dir, kTokens, plain, "cuda");
+      ASSERT_EQ(a.size(), b.size());
+      ASSERT_FALSE(norms.empty());
+      const double error = relative_error(a, Matrix(b.begin(), b.end()));
+      EXPECT_LE(error, 5e-3) << "max_rows " << rows;
+      // Rows up to which the kernels fuse: 16 with 4-bit codes; 8-bit ones never fuse.
+      const int64_t gemv_rows = format == FixtureFormat::kGptq8Bit ? 0 : 16;
+      if (rows <= gemv_rows) {
+        EXPECT_GT(error, 0.0) << "max_rows " << rows << ": the fused logits are the unfused bits";
+      }
+      std::cout << "[ cuda     ] " << name << " max_rows " << rows << ": fused norms " << error
+                << " relative to unfused\n";
+      // Per forward, two norms per layer; all fused but the one before the dense lm_head, in
+      // forwards the gemv runs.
+      ASSERT_EQ(norms.size() % per_forward, 0u);
+      for (std::size_t i = 0; i < norms.size(); ++i) {
+        const bool last = i % per_forward == per_forward - 1;
+        EXPECT_EQ(norms[i].second, !last && norms[i].first <= gemv_rows)
+            << "norm " << i << " of a forward of " << norms[i].first << " rows";
+      }
+    }
+    const double batched = batched_against_alone(dir, fused, "cuda");
+    EXPECT_LE(batched, 4e-4) << name << " batched decode, fused norms, against each alone";
+    DecoderOptions split = fused;
+    split.tp = 2;
+    norms.clear();
+    (void)decoder_logits(dir, kTokens, split, "cuda");
+    for (const auto& [rows, f] : norms) EXPECT_FALSE(f) << "tp 2 fused a norm";
+  }
+}
+
 // Tensor parallelism emulated in one process: ranks' columns and summed row-parallel partials
 // give the tp 1 logits (up to f32 summation order). The second pass uses intermediate_size 384:
 // under tp 2 each rank holds 192 rows of down_proj, so a 128-row group (and a 128x128 FP8 block)

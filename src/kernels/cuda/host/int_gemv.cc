@@ -35,6 +35,13 @@ class GemvPrepared final : public PreparedLinear {
     return carver.bytes_needed();
   }
   bool capturable() const override { return true; }
+  // Both halves of the norm fusion at every M, with 4-bit codes in the cp.async ring (their
+  // kernels have a fused form, int_gemv.cu fused_finish; the 8-bit register pipelines have not).
+  FusionSupport fusion_support(int64_t m) const override {
+    (void)m;
+    const bool ring4 = variant.code == launch::kU4 && variant.pipe == launch::kGemvRing;
+    return {ring4, ring4};
+  }
 
   // How the warps keep loads in flight (launch::GemvPipe). 4-bit: the cp.async ring with the
   // offset-left-in dequantization (1.3-1.7x faster than the register pipelines at M = 1-8 on the
@@ -68,6 +75,16 @@ class GemvPrepared final : public PreparedLinear {
 
  protected:
   Status do_run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const override {
+    return launch_run(x, y, ctx, nullptr);
+  }
+  Status do_run_fused(ConstMatrixView x, MatrixView y, ExecContext& ctx,
+                      const LinearFusion& fusion) const override {
+    return launch_run(x, y, ctx, &fusion);
+  }
+
+ private:
+  Status launch_run(ConstMatrixView x, MatrixView y, ExecContext& ctx,
+                    const LinearFusion* fusion) const {
     const LinearProblem& p = problem();
     const int64_t M = x.rows();
     const cudaStream_t stream = cuda_host::run_stream(ctx, default_stream);
@@ -100,13 +117,34 @@ class GemvPrepared final : public PreparedLinear {
     prm.sym_zero = sym_zero;
     prm.out_code = cuda_host::dtype_code(p.out_dtype);
     prm.tiles = static_cast<int>(tiles);
+    launch::GemvFusion fu{};
+    if (fusion != nullptr && fusion->add_norm) {
+      const AddNormEpilogue& e = *fusion->add_norm;
+      fu.residual = static_cast<float*>(e.residual.data());
+      fu.ldr = cuda_host::usable_ld(M, e.residual.ld(), p.N);
+      fu.norm_weight = static_cast<const float*>(e.weight.data());
+      fu.pre = e.pre.data();
+      fu.ldpre = cuda_host::usable_ld(M, e.pre.ld(), p.N);
+      fu.pre_code = cuda_host::dtype_code(e.pre.dtype());
+      fu.partials_out = static_cast<double*>(e.partials.data());
+      fu.ldpo = cuda_host::usable_ld(M, e.partials.ld(), e.partials.cols());
+    }
+    if (fusion != nullptr && fusion->rms) {
+      const RmsPrologue& r = *fusion->rms;
+      fu.partials_in = static_cast<const double*>(r.partials.data());
+      fu.ldpi = cuda_host::usable_ld(M, r.partials.ld(), r.partials.cols());
+      fu.partial_count = static_cast<int>(r.partials.cols());
+      fu.norm_cols = static_cast<int>(r.cols);
+      fu.eps = r.eps;
+    }
     launch::GemvVariant v = variant;
     v.n8 = M <= 8 ? 1 : 2;
+    v.fuse = fusion != nullptr && (fusion->add_norm || fusion->rms);
     choose_split(prm, v.n8);
+    if (v.fuse) return cuda_status(launch::int_gemv_launch_fused(v, prm, fu, stream), kernel);
     return cuda_status(launch::int_gemv_launch(v, prm, stream), kernel);
   }
 
- private:
   // Warps per tile (wk, splitting K) and tiles per block. The smallest wk whose grid fits one
   // wave of resident blocks at least half full (three quarters for M 9-16, below): the longest
   // stream per warp and the least reduction while the SMs are still fed (H200, 4096x28672: wk 1
