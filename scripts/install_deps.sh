@@ -13,7 +13,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libopenblas-pthread-dev libre2-dev
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
-  libpcre2-dev libutf8proc-dev
+  libpcre2-dev libutf8proc-dev libsleef-dev
   clang libclang-rt-14-dev libomp-dev
 )
 

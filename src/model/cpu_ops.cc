@@ -11,17 +11,20 @@
 #include <memory>
 #include <tuple>
 #include <utility>
+#include <vector>
 
+#include "kernels/cpu_features.h"
+#include "model/cpu_attention.h"
 #include "model/kv_fp8.h"
 #include "model/ops.h"
 #include "model/ops_checks.h"
 #include "model/sampler.h"
+#include "model/vector_exp.h"
 
 namespace qlinear {
 namespace {
 
-constexpr int64_t kKeyBlock = 32;  // keys scored together before the running max moves
-constexpr int64_t kMaxHeadDim = 512;
+constexpr int64_t kMaxHeadDim = cpu_attention::kMaxHeadDim;
 
 float load(const void* row, DType dtype, int64_t i) {
   switch (dtype) {
@@ -51,6 +54,46 @@ void store(void* row, DType dtype, int64_t i, float value) {
       break;
   }
 }
+
+// The AVX-512 forms of the operations that have one (attention, SiLU): where the CPU has
+// AVX-512 F/BW/VL with FMA and F16C.
+bool vector_ops() {
+  static const bool on = [] {
+    const CpuFeatures f = detect_cpu_features();
+    return f.avx512f && f.avx512bw && f.avx512vl && f.fma && f.f16c;
+  }();
+  return on;
+}
+
+#if defined(__x86_64__)
+// dst[i] = g[i] / (1 + exp(-g[i])) * u[i] for i < n, 16 at a time (SLEEF's exp), as f32 or as
+// bf16 rounded like core/dtype.cc f32_to_bf16 (ties to even, a NaN kept a quiet NaN).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void silu_mul_avx512(const float* g,
+                                                                          const float* u, int64_t n,
+                                                                          void* dst, bool bf16) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t left = n - i;
+    const __mmask16 m =
+        left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+    const __m512 gv = _mm512_maskz_loadu_ps(m, g + i);
+    const __m512 uv = _mm512_maskz_loadu_ps(m, u + i);
+    const __m512 e = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_setzero_ps(), gv));
+    const __m512 y = _mm512_mul_ps(_mm512_div_ps(gv, _mm512_add_ps(_mm512_set1_ps(1.0f), e)), uv);
+    if (!bf16) {
+      _mm512_mask_storeu_ps(static_cast<float*>(dst) + i, m, y);
+      continue;
+    }
+    const __m512i bits = _mm512_castps_si512(y);
+    const __m512i high = _mm512_srli_epi32(bits, 16);
+    const __m512i rounding =
+        _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), _mm512_and_si512(high, _mm512_set1_epi32(1)));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(bits, rounding), 16);
+    r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q),
+                              _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
+    _mm256_mask_storeu_epi16(static_cast<uint16_t*>(dst) + i, m, _mm512_cvtepi32_epi16(r));
+  }
+}
+#endif
 
 using ops_checks::float_dtype;
 
@@ -267,61 +310,41 @@ class CpuOps final : public DecoderOps {
     const MatrixView vs = cache.layer_v_scale(layer);
     const int64_t group = shape.heads / shape.kv_heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-    const int64_t jobs = T * shape.heads;
-#pragma omp parallel for num_threads(team(jobs * 4096)) schedule(dynamic, 1)
+    // One job per (row, KV head): its query heads share each widened key and value row.
+    const int64_t jobs = T * shape.kv_heads;
+    const bool vector = vector_ops();
+    const int64_t k_bytes = static_cast<int64_t>(ck.element_bytes());
+    const int64_t v_bytes = static_cast<int64_t>(cv.element_bytes());
+#pragma omp parallel for num_threads(team(jobs* group * 4096)) schedule(dynamic, 1)
     for (int64_t job = 0; job < jobs; ++job) {
-      const int64_t t = job / shape.heads;
-      const int64_t h = job % shape.heads;
-      const int64_t kvh = h / group;
-      const float* qv = q.row_as<float>(t) + h * d;
+      const int64_t t = job / shape.kv_heads;
+      const int64_t kvh = job % shape.kv_heads;
       const int64_t last = pos[t];
       const int64_t first = shape.window > 0 ? std::max<int64_t>(0, last - shape.window + 1) : 0;
       const int64_t base = cache.cache_row(t, 0);  // row t's sequence's position 0
-      float acc[kMaxHeadDim];
-      float key[kMaxHeadDim];
-      std::fill(acc, acc + d, 0.0f);
-      float running_max = -std::numeric_limits<float>::infinity();
-      float running_sum = 0.0f;
-      for (int64_t j0 = first; j0 <= last; j0 += kKeyBlock) {
-        const int64_t j1 = std::min(last + 1, j0 + kKeyBlock);
-        float scores[kKeyBlock];
-        float block_max = running_max;
-        for (int64_t j = j0; j < j1; ++j) {
-          const void* krow = static_cast<const std::byte*>(ck.row(base + j)) +
-                             kvh * d * static_cast<int64_t>(ck.element_bytes());
-          if (cache.fp8()) {
-            kv_fp8::dequantize_head(static_cast<const uint8_t*>(krow), d,
-                                    ks.row_as<float>(base + j)[kvh], key);
-          } else {
-            convert_to_f32(krow, ck.dtype(), static_cast<std::size_t>(d), key);
-          }
-          float dot = 0.0f;
-          for (int64_t i = 0; i < d; ++i) dot += qv[i] * key[i];
-          scores[j - j0] = dot * scale;
-          block_max = std::max(block_max, scores[j - j0]);
-        }
-        const float correction = std::exp(running_max - block_max);
-        running_sum *= correction;
-        for (int64_t i = 0; i < d; ++i) acc[i] *= correction;
-        running_max = block_max;
-        for (int64_t j = j0; j < j1; ++j) {
-          const float p = std::exp(scores[j - j0] - running_max);
-          running_sum += p;
-          const void* vrow = static_cast<const std::byte*>(cv.row(base + j)) +
-                             kvh * d * static_cast<int64_t>(cv.element_bytes());
-          if (cache.fp8()) {
-            kv_fp8::dequantize_head(static_cast<const uint8_t*>(vrow), d,
-                                    vs.row_as<float>(base + j)[kvh], key);
-          } else {
-            convert_to_f32(vrow, cv.dtype(), static_cast<std::size_t>(d), key);
-          }
-          for (int64_t i = 0; i < d; ++i) acc[i] += p * key[i];
-        }
+      cpu_attention::KvHead kv;
+      kv.k = static_cast<const std::byte*>(ck.row(base)) + kvh * d * k_bytes;
+      kv.v = static_cast<const std::byte*>(cv.row(base)) + kvh * d * v_bytes;
+      kv.k_stride = ck.ld() * k_bytes;
+      kv.v_stride = cv.ld() * v_bytes;
+      kv.dtype = ck.dtype();
+      if (cache.fp8()) {
+        kv.k_scale = ks.row_as<float>(base) + kvh;
+        kv.v_scale = vs.row_as<float>(base) + kvh;
+        kv.scale_stride = ks.ld();
       }
-      void* dst =
-          static_cast<std::byte*>(out.row(t)) + h * d * static_cast<int64_t>(out.element_bytes());
-      const float inv = 1.0f / running_sum;
-      for (int64_t i = 0; i < d; ++i) store(dst, out.dtype(), i, acc[i] * inv);
+      float heads_out[kMaxHeadDim * 8];
+      std::vector<float> wide;  // more than 8 query heads per KV head (rare: MQA)
+      float* o = heads_out;
+      if (group > 8) {
+        wide.resize(static_cast<std::size_t>(group * d));
+        o = wide.data();
+      }
+      cpu_attention::attend(q.row_as<float>(t) + kvh * group * d, group, d, kv, first, last, scale,
+                            o, vector);
+      void* dst = static_cast<std::byte*>(out.row(t)) +
+                  kvh * group * d * static_cast<int64_t>(out.element_bytes());
+      for (int64_t i = 0; i < group * d; ++i) store(dst, out.dtype(), i, o[i]);
     }
     return Status::ok_status();
   }
@@ -338,6 +361,12 @@ class CpuOps final : public DecoderOps {
       const float* g = gate.row_as<float>(t);
       const float* u = up.row_as<float>(t);
       void* dst = out.row(t);
+#if defined(__x86_64__)
+      if (vector_ops() && (out.dtype() == DType::kF32 || out.dtype() == DType::kBF16)) {
+        silu_mul_avx512(g, u, I, dst, out.dtype() == DType::kBF16);
+        continue;
+      }
+#endif
       for (int64_t i = 0; i < I; ++i) {
         store(dst, out.dtype(), i, g[i] / (1.0f + std::exp(-g[i])) * u[i]);
       }

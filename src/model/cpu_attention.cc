@@ -1,0 +1,230 @@
+// cpu_attention.h: per block of keys, the rows are widened to an f32 tile once, every query head
+// of the KV head is scored against the tile, the online softmax moves, and the value tile is added
+// into every head's accumulator. The three tile steps have a portable form and an AVX-512 form
+// (intrinsics in functions with a target attribute: the library is built for baseline x86-64).
+#include "model/cpu_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "model/kv_fp8.h"
+#include "model/vector_exp.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define QL_ATTENTION_AVX512 1
+#endif
+
+namespace qlinear::cpu_attention {
+namespace {
+
+constexpr int64_t kKeyBlock = 32;  // keys scored together before the running max moves
+constexpr int64_t kHeadChunk = 8;  // query heads of one KV head kept in flight together
+
+const std::byte* row_of(const std::byte* base, int64_t stride, int64_t p) {
+  return base + p * stride;
+}
+
+// Rows p0 .. p0 + n - 1 of keys (or values) as f32 into tile [n][d].
+void widen_portable(const std::byte* base, int64_t stride, DType dtype, const float* scales,
+                    int64_t scale_stride, int64_t p0, int64_t n, int64_t d, float* tile) {
+  for (int64_t j = 0; j < n; ++j) {
+    const std::byte* row = row_of(base, stride, p0 + j);
+    if (dtype == DType::kF8E4M3) {
+      kv_fp8::dequantize_head(reinterpret_cast<const uint8_t*>(row), d,
+                              scales[(p0 + j) * scale_stride], tile + j * d);
+    } else {
+      convert_to_f32(row, dtype, static_cast<std::size_t>(d), tile + j * d);
+    }
+  }
+}
+
+// s[g * kKeyBlock + j] = (q_g . tile_j) * scale, the dot in 8 interleaved partial sums.
+void score_portable(const float* q, int64_t heads, int64_t d, const float* tile, int64_t n,
+                    float scale, float* s) {
+  for (int64_t g = 0; g < heads; ++g) {
+    const float* qg = q + g * d;
+    for (int64_t j = 0; j < n; ++j) {
+      const float* k = tile + j * d;
+      float part[8] = {};
+      int64_t i = 0;
+      for (; i + 8 <= d; i += 8) {
+        for (int l = 0; l < 8; ++l) part[l] += qg[i + l] * k[i + l];
+      }
+      float dot =
+          ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+      for (; i < d; ++i) dot += qg[i] * k[i];
+      s[g * kKeyBlock + j] = dot * scale;
+    }
+  }
+}
+
+// acc_g += sum_j p[g * kKeyBlock + j] * tile_j, in key order.
+void accumulate_portable(float* acc, int64_t heads, int64_t d, const float* p, const float* tile,
+                         int64_t n) {
+  for (int64_t g = 0; g < heads; ++g) {
+    float* a = acc + g * d;
+    for (int64_t j = 0; j < n; ++j) {
+      const float w = p[g * kKeyBlock + j];
+      const float* v = tile + j * d;
+      for (int64_t i = 0; i < d; ++i) a[i] += w * v[i];
+    }
+  }
+}
+
+#if QL_ATTENTION_AVX512
+#define QL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
+
+QL_AVX512 inline __mmask16 tail_mask(int64_t left) {
+  return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+}
+
+QL_AVX512 void widen_avx512(const std::byte* base, int64_t stride, DType dtype, const float* scales,
+                            int64_t scale_stride, int64_t p0, int64_t n, int64_t d, float* tile) {
+  if (dtype != DType::kBF16 && dtype != DType::kF16) {
+    widen_portable(base, stride, dtype, scales, scale_stride, p0, n, d, tile);
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    const auto* row = reinterpret_cast<const uint16_t*>(row_of(base, stride, p0 + j));
+    float* out = tile + j * d;
+    for (int64_t i = 0; i < d; i += 16) {
+      const __mmask16 m = tail_mask(d - i);
+      const __m256i h = _mm256_maskz_loadu_epi16(m, row + i);
+      __m512 f;
+      if (dtype == DType::kBF16) {
+        f = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+      } else {
+        f = _mm512_cvtph_ps(h);
+      }
+      _mm512_mask_storeu_ps(out + i, m, f);
+    }
+  }
+}
+
+QL_AVX512 void score_avx512(const float* q, int64_t heads, int64_t d, const float* tile, int64_t n,
+                            float scale, float* s) {
+  for (int64_t g = 0; g < heads; ++g) {
+    const float* qg = q + g * d;
+    for (int64_t j = 0; j < n; ++j) {
+      const float* k = tile + j * d;
+      __m512 acc = _mm512_setzero_ps();
+      for (int64_t i = 0; i < d; i += 16) {
+        const __mmask16 m = tail_mask(d - i);
+        acc =
+            _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, qg + i), _mm512_maskz_loadu_ps(m, k + i), acc);
+      }
+      s[g * kKeyBlock + j] = _mm512_reduce_add_ps(acc) * scale;
+    }
+  }
+}
+
+QL_AVX512 void accumulate_avx512(float* acc, int64_t heads, int64_t d, const float* p,
+                                 const float* tile, int64_t n) {
+  for (int64_t g = 0; g < heads; ++g) {
+    float* a = acc + g * d;
+    for (int64_t i = 0; i < d; i += 16) {
+      const __mmask16 m = tail_mask(d - i);
+      __m512 sum = _mm512_maskz_loadu_ps(m, a + i);
+      for (int64_t j = 0; j < n; ++j) {
+        sum = _mm512_fmadd_ps(_mm512_set1_ps(p[g * kKeyBlock + j]),
+                              _mm512_maskz_loadu_ps(m, tile + j * d + i), sum);
+      }
+      _mm512_mask_storeu_ps(a + i, m, sum);
+    }
+  }
+}
+// s[j] = exp(s[j] - sub) for j < n.
+QL_AVX512 void exp_shifted_avx512(float* s, int64_t n, float sub) {
+  const __m512 shift = _mm512_set1_ps(sub);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = tail_mask(n - j);
+    const __m512 v = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + j), shift);
+    _mm512_mask_storeu_ps(s + j, m, Sleef_expf16_u10avx512f(v));
+  }
+}
+#undef QL_AVX512
+#endif
+
+}  // namespace
+
+void attend(const float* q, int64_t heads, int64_t d, const KvHead& kv, int64_t first, int64_t last,
+            float scale, float* out, bool vector) {
+#if !QL_ATTENTION_AVX512
+  vector = false;
+#endif
+  auto widen = [&](const std::byte* base, int64_t stride, const float* scales, int64_t p0,
+                   int64_t n, float* tile) {
+#if QL_ATTENTION_AVX512
+    if (vector) {
+      widen_avx512(base, stride, kv.dtype, scales, kv.scale_stride, p0, n, d, tile);
+      return;
+    }
+#endif
+    widen_portable(base, stride, kv.dtype, scales, kv.scale_stride, p0, n, d, tile);
+  };
+  alignas(64) float tile[kKeyBlock * kMaxHeadDim];
+  alignas(64) float acc[kHeadChunk * kMaxHeadDim];
+  float s[kHeadChunk * kKeyBlock];
+  for (int64_t h0 = 0; h0 < heads; h0 += kHeadChunk) {
+    const int64_t hn = std::min(kHeadChunk, heads - h0);
+    const float* qc = q + h0 * d;
+    std::fill(acc, acc + hn * d, 0.0f);
+    float running_max[kHeadChunk];
+    float running_sum[kHeadChunk];
+    std::fill(running_max, running_max + hn, -std::numeric_limits<float>::infinity());
+    std::fill(running_sum, running_sum + hn, 0.0f);
+    for (int64_t j0 = first; j0 <= last; j0 += kKeyBlock) {
+      const int64_t n = std::min(last + 1, j0 + kKeyBlock) - j0;
+      widen(kv.k, kv.k_stride, kv.k_scale, j0, n, tile);
+#if QL_ATTENTION_AVX512
+      if (vector) {
+        score_avx512(qc, hn, d, tile, n, scale, s);
+      } else {
+        score_portable(qc, hn, d, tile, n, scale, s);
+      }
+#else
+      score_portable(qc, hn, d, tile, n, scale, s);
+#endif
+      for (int64_t g = 0; g < hn; ++g) {
+        float* sg = s + g * kKeyBlock;
+        float block_max = running_max[g];
+        for (int64_t j = 0; j < n; ++j) block_max = std::max(block_max, sg[j]);
+        const float correction = std::exp(running_max[g] - block_max);
+        running_sum[g] *= correction;
+        float* a = acc + g * d;
+        for (int64_t i = 0; i < d; ++i) a[i] *= correction;
+        running_max[g] = block_max;
+        // Each score becomes its weight from here on, exp(score - max).
+#if QL_ATTENTION_AVX512
+        if (vector) {
+          exp_shifted_avx512(sg, n, block_max);
+        } else {
+          for (int64_t j = 0; j < n; ++j) sg[j] = std::exp(sg[j] - block_max);
+        }
+#else
+        for (int64_t j = 0; j < n; ++j) sg[j] = std::exp(sg[j] - block_max);
+#endif
+        for (int64_t j = 0; j < n; ++j) running_sum[g] += sg[j];
+      }
+      widen(kv.v, kv.v_stride, kv.v_scale, j0, n, tile);
+#if QL_ATTENTION_AVX512
+      if (vector) {
+        accumulate_avx512(acc, hn, d, s, tile, n);
+      } else {
+        accumulate_portable(acc, hn, d, s, tile, n);
+      }
+#else
+      accumulate_portable(acc, hn, d, s, tile, n);
+#endif
+    }
+    for (int64_t g = 0; g < hn; ++g) {
+      const float inv = 1.0f / running_sum[g];
+      for (int64_t i = 0; i < d; ++i) out[(h0 + g) * d + i] = acc[g * d + i] * inv;
+    }
+  }
+}
+
+}  // namespace qlinear::cpu_attention

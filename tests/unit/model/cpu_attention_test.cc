@@ -1,0 +1,185 @@
+// cpu_attention::attend (one KV head, its query heads together) against softmax attention in
+// double, for both forms (portable, and AVX-512 where this CPU has it): head sizes with and
+// without a 16-element tail, groups of 1 to 9 query heads (past the 8 kept in flight together),
+// key ranges inside one block and across several, every cache dtype (f32, bf16, f16, FP8 with
+// per-row scales). And the SiLU * mul operation's vector form over a long row with a tail and
+// extreme inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "model/cpu_attention.h"
+#include "model/ops.h"
+#include "qlinear/dtype.h"
+
+namespace qlinear {
+namespace {
+
+bool has_avx512() {
+  const CpuFeatures f = detect_cpu_features();
+  return f.avx512f && f.avx512bw && f.avx512vl && f.fma && f.f16c;
+}
+
+// Rows of keys or values of one KV head in `dtype`, with the f32 values they stand for.
+struct Rows {
+  std::vector<std::byte> bytes;
+  std::vector<float> values;  // [rows][d], as the cache holds them
+  std::vector<float> scales;  // FP8: one per row
+  int64_t stride = 0;         // bytes per row (the head is padded to 3 heads' width, as in a cache)
+};
+
+Rows make_rows(std::mt19937& rng, DType dtype, int64_t rows, int64_t d) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Rows r;
+  const int64_t elem = static_cast<int64_t>(dtype_size(dtype));
+  r.stride = 3 * d * elem;
+  r.bytes.assign(static_cast<std::size_t>(rows * r.stride), std::byte{0x7F});
+  r.values.resize(static_cast<std::size_t>(rows * d));
+  for (int64_t p = 0; p < rows; ++p) {
+    const float scale = 0.01f * static_cast<float>(1 + p % 7);
+    if (dtype == DType::kF8E4M3) r.scales.push_back(scale);
+    for (int64_t i = 0; i < d; ++i) {
+      std::byte* at = r.bytes.data() + p * r.stride + i * elem;
+      float v = normal(rng);
+      if (dtype == DType::kF32) {
+        std::memcpy(at, &v, 4);
+      } else if (dtype == DType::kBF16) {
+        const uint16_t b = f32_to_bf16(v);
+        std::memcpy(at, &b, 2);
+        v = bf16_to_f32(b);
+      } else if (dtype == DType::kF16) {
+        const uint16_t h = f32_to_f16(v);
+        std::memcpy(at, &h, 2);
+        v = f16_to_f32(h);
+      } else {
+        uint8_t code = 0;
+        do {
+          code = static_cast<uint8_t>(rng());
+        } while ((code & 0x7F) == 0x7F);  // not NaN
+        std::memcpy(at, &code, 1);
+        v = f8e4m3_to_f32(code) * scale;
+      }
+      r.values[static_cast<std::size_t>(p * d + i)] = v;
+    }
+  }
+  return r;
+}
+
+TEST(CpuAttention, BothFormsMatchSoftmaxInDouble) {
+  std::mt19937 rng(7);
+  std::vector<bool> forms = {false};
+  if (has_avx512()) forms.push_back(true);
+  int cases = 0;
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16, DType::kF8E4M3}) {
+    for (int64_t d : {int64_t{16}, int64_t{72}, int64_t{128}}) {
+      for (int64_t heads : {int64_t{1}, int64_t{4}, int64_t{9}}) {
+        for (auto [first, last] : {std::pair<int64_t, int64_t>{0, 0}, {0, 31}, {5, 37}, {0, 99}}) {
+          const Rows k = make_rows(rng, dtype, last + 1, d);
+          const Rows v = make_rows(rng, dtype, last + 1, d);
+          std::normal_distribution<float> normal(0.0f, 1.0f);
+          std::vector<float> q(static_cast<std::size_t>(heads * d));
+          for (float& x : q) x = normal(rng);
+          cpu_attention::KvHead kv;
+          kv.k = k.bytes.data();
+          kv.v = v.bytes.data();
+          kv.k_stride = k.stride;
+          kv.v_stride = v.stride;
+          kv.dtype = dtype;
+          if (dtype == DType::kF8E4M3) {
+            kv.k_scale = k.scales.data();
+            kv.v_scale = v.scales.data();
+            kv.scale_stride = 1;
+          }
+          const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+          std::vector<std::vector<float>> outs;
+          for (bool vector : forms) {
+            std::vector<float> out(q.size(), NAN);
+            cpu_attention::attend(q.data(), heads, d, kv, first, last, scale, out.data(), vector);
+            outs.push_back(out);
+          }
+          for (int64_t g = 0; g < heads; ++g) {
+            std::vector<double> s;
+            double m = -1e300;
+            for (int64_t j = first; j <= last; ++j) {
+              double dot = 0;
+              for (int64_t i = 0; i < d; ++i) {
+                dot += double(q[g * d + i]) * k.values[static_cast<std::size_t>(j * d + i)];
+              }
+              s.push_back(dot * scale);
+              m = std::max(m, s.back());
+            }
+            double z = 0;
+            for (double& e : s) z += (e = std::exp(e - m));
+            for (int64_t i = 0; i < d; ++i) {
+              double want = 0;
+              double mag = 0;
+              for (int64_t j = first; j <= last; ++j) {
+                const double vj = v.values[static_cast<std::size_t>(j * d + i)];
+                want += s[j - first] / z * vj;
+                mag += s[j - first] / z * std::abs(vj);
+              }
+              for (std::size_t f = 0; f < outs.size(); ++f) {
+                ASSERT_NEAR(outs[f][g * d + i], want, 2e-6 * (mag + 1e-3) * 16)
+                    << dtype_name(dtype) << " d " << d << " heads " << heads << " keys " << first
+                    << ".." << last << " head " << g << " i " << i
+                    << (forms[f] ? " avx512" : " portable");
+              }
+            }
+          }
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 4 * 3 * 3 * 4);
+  if (!has_avx512()) std::cout << "[ cpu      ] no AVX-512 here: the portable form only\n";
+}
+
+// silu(g) * u over 1000 columns (62 full vectors and a tail of 8) into f32 and bf16, and
+// extremes: exp overflowing (g = -100: silu 0 * u), g = 100 (exactly g * u), zeros, NaN in
+// (NaN out, quiet in bf16).
+TEST(CpuAttention, SiluMulMatchesDoubleOnLongRowsAndExtremes) {
+  auto ops = make_cpu_ops(1);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int64_t n = 1000;
+  std::vector<float> g(n), u(n);
+  for (int64_t i = 0; i < n; ++i) {
+    g[static_cast<std::size_t>(i)] = normal(rng);
+    u[static_cast<std::size_t>(i)] = normal(rng);
+  }
+  g[0] = -100.0f;
+  g[1] = 100.0f;
+  g[2] = 0.0f;
+  g[3] = std::numeric_limits<float>::quiet_NaN();
+  g[999] = -88.0f;
+  std::vector<float> out(n, -1.0f);
+  std::vector<uint16_t> out16(n, 0);
+  const ConstMatrixView gv = ConstMatrixView::dense(g.data(), DType::kF32, 1, n);
+  const ConstMatrixView uv = ConstMatrixView::dense(u.data(), DType::kF32, 1, n);
+  ASSERT_TRUE(ops->silu_mul(gv, uv, MatrixView::dense(out.data(), DType::kF32, 1, n)).ok());
+  ASSERT_TRUE(ops->silu_mul(gv, uv, MatrixView::dense(out16.data(), DType::kBF16, 1, n)).ok());
+  for (int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (std::isnan(g[k])) {
+      EXPECT_TRUE(std::isnan(out[k]));
+      EXPECT_TRUE(std::isnan(bf16_to_f32(out16[k])));
+      EXPECT_NE(out16[k] & 0x40, 0) << "a quiet NaN";
+      continue;
+    }
+    const double want = double(g[k]) / (1.0 + std::exp(-double(g[k]))) * u[k];
+    EXPECT_NEAR(out[k], want, 4e-7 * std::abs(want) + 1e-30) << "column " << i;
+    // bf16: the f32 result rounded to nearest: within half a bf16 step of the f32 one.
+    EXPECT_NEAR(bf16_to_f32(out16[k]), out[k], std::abs(out[k]) * 0x1p-8 + 1e-30) << i;
+    EXPECT_EQ(out16[k], f32_to_bf16(out[k])) << "column " << i << " rounds as f32_to_bf16";
+  }
+}
+
+}  // namespace
+}  // namespace qlinear
