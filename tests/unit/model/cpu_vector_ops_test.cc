@@ -2,8 +2,8 @@
 // double, for both forms (portable, and AVX-512 where this CPU has it): head sizes with and
 // without a 16-element tail, groups of 1 to 9 query heads (past the 8 kept in flight together),
 // key ranges inside one block and across several, every cache dtype (f32, bf16, f16, FP8 with
-// per-row scales). And the SiLU * mul operation's vector form over a long row with a tail and
-// extreme inputs.
+// per-row scales). And the vector forms of SiLU * mul and RMSNorm over long rows with a tail, SiLU
+// with extreme inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -144,7 +144,7 @@ TEST(CpuAttention, BothFormsMatchSoftmaxInDouble) {
 // silu(g) * u over 1000 columns (62 full vectors and a tail of 8) into f32 and bf16, and
 // extremes: exp overflowing (g = -100: silu 0 * u), g = 100 (exactly g * u), zeros, NaN in
 // (NaN out, quiet in bf16).
-TEST(CpuAttention, SiluMulMatchesDoubleOnLongRowsAndExtremes) {
+TEST(CpuVectorOps, SiluMulMatchesDoubleOnLongRowsAndExtremes) {
   auto ops = make_cpu_ops(1);
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 3.0f);
@@ -178,6 +178,36 @@ TEST(CpuAttention, SiluMulMatchesDoubleOnLongRowsAndExtremes) {
     // bf16: the f32 result rounded to nearest: within half a bf16 step of the f32 one.
     EXPECT_NEAR(bf16_to_f32(out16[k]), out[k], std::abs(out[k]) * 0x1p-8 + 1e-30) << i;
     EXPECT_EQ(out16[k], f32_to_bf16(out[k])) << "column " << i << " rounds as f32_to_bf16";
+  }
+}
+
+// RMSNorm of two 1000-wide rows (a tail of 8) into f32 and bf16: w * (x * inv) with the f64
+// inverse, the bf16 row the f32 one rounded as f32_to_bf16.
+TEST(CpuVectorOps, RmsNormRowsMatchDoubleAndRoundAsF32ToBf16) {
+  auto ops = make_cpu_ops(1);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  const int64_t n = 1000;
+  std::vector<float> x(2 * n), w(n);
+  for (float& v : x) v = normal(rng);
+  for (float& v : w) v = normal(rng);
+  std::vector<float> out(2 * n, -1.0f);
+  std::vector<uint16_t> out16(2 * n, 0);
+  const ConstMatrixView xv = ConstMatrixView::dense(x.data(), DType::kF32, 2, n);
+  const ConstMatrixView wv = ConstMatrixView::dense(w.data(), DType::kF32, 1, n);
+  ASSERT_TRUE(ops->rms_norm(xv, wv, 1e-5f, MatrixView::dense(out.data(), DType::kF32, 2, n)).ok());
+  ASSERT_TRUE(
+      ops->rms_norm(xv, wv, 1e-5f, MatrixView::dense(out16.data(), DType::kBF16, 2, n)).ok());
+  for (int64_t t = 0; t < 2; ++t) {
+    double ss = 0;
+    for (int64_t i = 0; i < n; ++i) ss += double(x[t * n + i]) * x[t * n + i];
+    const auto inv = static_cast<float>(1.0 / std::sqrt(ss / n + 1e-5f));
+    for (int64_t i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(t * n + i);
+      const float want = w[static_cast<std::size_t>(i)] * (x[k] * inv);
+      EXPECT_NEAR(out[k], want, std::abs(want) * 3e-7f) << t << " " << i;
+      EXPECT_EQ(out16[k], f32_to_bf16(out[k])) << t << " " << i;
+    }
   }
 }
 
