@@ -142,8 +142,17 @@ Status Linear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx) const {
 Status Linear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx,
                    const LinearFusion& fusion) const {
   const int64_t rows = x.rows();
-  if (rows > impl_->problem.m_max) return run(x, y, ctx);  // the same error
-  return impl_->prepared[impl_->prepared_of[impl_->index_for(rows)]]->run(x, y, ctx, fusion);
+  // Nothing to fuse, or too many rows (the same error): the plain run, its dispatch line too.
+  if ((!fusion.add_norm && !fusion.rms) || rows > impl_->problem.m_max) return run(x, y, ctx);
+  const std::size_t i = impl_->index_for(rows);
+  if (impl_->log_runs) {
+    const LinearBucket& b = impl_->buckets[i];
+    log_message(LogLevel::kVerbose, "run",
+                fmt::format("{} M={}: {}{} (fused:{}{})", impl_->name, rows, b.kernel,
+                            b.engine.empty() ? "" : fmt::format(" [{}]", b.engine),
+                            fusion.rms ? " rms" : "", fusion.add_norm ? " add-norm" : ""));
+  }
+  return impl_->prepared[impl_->prepared_of[i]]->run(x, y, ctx, fusion);
 }
 
 FusionSupport Linear::fusion_at(int64_t rows) const {
