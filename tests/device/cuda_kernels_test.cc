@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "core/tensor.h"
+#include "cuda_test_gpu.h"
 #include "kernels/common/activation_quant.h"
 #include "kernels/cuda/fp8_device.h"
 #include "kernels/device_context.h"
@@ -40,32 +41,7 @@
 namespace qlinear {
 namespace {
 
-struct Gpu {
-  Device device;
-  DeviceContext* context = nullptr;
-};
-
-// The GPU, or nullopt (tests skip) where the CUDA runtime finds none.
-const std::optional<Gpu>& gpu() {
-  static const std::optional<Gpu> g = []() -> std::optional<Gpu> {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      return std::nullopt;
-    }
-    Result<Device> d = detect_device("cuda:0");
-    if (!d.ok()) return std::nullopt;
-    Result<DeviceContext*> ctx = device_context(*d);
-    if (!ctx.ok()) return std::nullopt;
-    return Gpu{*d, *ctx};
-  }();
-  return g;
-}
-
-#define REQUIRE_GPU()                                                           \
-  do {                                                                          \
-    if (!gpu()) GTEST_SKIP() << "no CUDA GPU (cudaGetDeviceCount failed or 0)"; \
-  } while (0)
+using test::gpu;
 
 const Device& cpu() {
   static const Device device = [] {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "cuda_test_gpu.h"
 #include "kernels/device_context.h"
 #include "qlinear/dtype.h"
 #include "qlinear/linear.h"
@@ -24,26 +25,7 @@
 namespace qlinear {
 namespace {
 
-struct Gpu {
-  Device device;
-  DeviceContext* context = nullptr;
-};
-
-const std::optional<Gpu>& gpu() {
-  static const std::optional<Gpu> g = []() -> std::optional<Gpu> {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      return std::nullopt;
-    }
-    Result<Device> d = detect_device("cuda:0");
-    if (!d.ok()) return std::nullopt;
-    Result<DeviceContext*> ctx = device_context(*d);
-    if (!ctx.ok()) return std::nullopt;
-    return Gpu{*d, *ctx};
-  }();
-  return g;
-}
+using test::gpu;
 
 // A device matrix filled from host values of its dtype (f32, f64 or bf16 from floats).
 struct DeviceMatrix {
@@ -118,7 +100,7 @@ struct Shape {
 class CudaNormFusion : public testing::TestWithParam<Shape> {};
 
 TEST_P(CudaNormFusion, EpilogueAndPrologueMatchThePlainRun) {
-  if (!gpu()) GTEST_SKIP() << "no CUDA GPU";
+  REQUIRE_GPU();
   const Shape s = GetParam();
   std::mt19937 rng(static_cast<uint32_t>(s.K * 31 + s.N + s.bits));
   Canonical c;
