@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -692,6 +693,36 @@ TEST(Decoder, OnlyDecodeForwardsDeclareASettledHistory) {
           ->decode_batch(tokens, positions, MatrixView::dense(logits.data(), DType::kF32, 2, vocab))
           .ok());
   expect_calls(2, true, "a batched decode step");
+}
+
+// Asking for the norm fusion where no kernel can do it (the CPU's) is harmless: every forward
+// reports its two norms per layer through on_norm, none fused, and the logits are the unfused
+// decoder's bit for bit (an AWQ folder with bf16 activations, the fusion's own conditions).
+TEST(Decoder, NormFusionAskedOnTheCpuFusesNothingAndChangesNothing) {
+  const std::string dir = dir_for("fusion_cpu");
+  ASSERT_TRUE(write_fixture(FixtureFormat::kAwq, dir).ok());
+  DecoderOptions plain;
+  plain.ctx = 32;
+  plain.max_rows = 4;
+  plain.act_dtype = DType::kBF16;
+  DecoderOptions fused = plain;
+  fused.fuse_norms = true;
+  std::vector<std::pair<int64_t, bool>> norms;
+  fused.on_norm = [&](int64_t rows, bool f) { norms.emplace_back(rows, f); };
+  const std::vector<float> a = decoder_logits(dir, kTokens, fused);
+  const std::vector<float> b = decoder_logits(dir, kTokens, plain);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  // 11 tokens in chunks of 4: three forwards (4, 4, 3 rows), 2 norms per layer each.
+  ASSERT_FALSE(norms.empty());
+  EXPECT_EQ(norms.size() % 3, 0u);
+  const std::size_t per_forward = norms.size() / 3;
+  EXPECT_EQ(per_forward % 2, 0u);
+  for (std::size_t i = 0; i < norms.size(); ++i) {
+    EXPECT_FALSE(norms[i].second) << "norm " << i;
+    EXPECT_EQ(norms[i].first, i < 2 * per_forward ? 4 : 3) << "norm " << i;
+  }
 }
 
 // One token at a time through the KV cache equals the whole sequence at once; chunks of 4 equal
