@@ -74,6 +74,22 @@ void accumulate_portable(float* acc, int64_t heads, int64_t d, const float* p, c
   }
 }
 
+// s[j] = exp(s[j] - sub) for j < n.
+void exp_shifted_portable(float* s, int64_t n, float sub) {
+  for (int64_t j = 0; j < n; ++j) s[j] = std::exp(s[j] - sub);
+}
+
+// The four tile steps of one form, picked once per call.
+struct TileSteps {
+  void (*widen)(const std::byte*, int64_t, DType, const float*, int64_t, int64_t, int64_t, int64_t,
+                float*);
+  void (*score)(const float*, int64_t, int64_t, const float*, int64_t, float, float*);
+  void (*accumulate)(float*, int64_t, int64_t, const float*, const float*, int64_t);
+  void (*exp_shifted)(float*, int64_t, float);
+};
+constexpr TileSteps kPortable{widen_portable, score_portable, accumulate_portable,
+                              exp_shifted_portable};
+
 #if QL_ATTENTION_AVX512
 #define QL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
 
@@ -146,25 +162,19 @@ QL_AVX512 void exp_shifted_avx512(float* s, int64_t n, float sub) {
   }
 }
 #undef QL_AVX512
+constexpr TileSteps kAvx512{widen_avx512, score_avx512, accumulate_avx512, exp_shifted_avx512};
 #endif
 
 }  // namespace
 
 void attend(const float* q, int64_t heads, int64_t d, const KvHead& kv, int64_t first, int64_t last,
             float scale, float* out, bool vector) {
-#if !QL_ATTENTION_AVX512
-  vector = false;
-#endif
-  auto widen = [&](const std::byte* base, int64_t stride, const float* scales, int64_t p0,
-                   int64_t n, float* tile) {
 #if QL_ATTENTION_AVX512
-    if (vector) {
-      widen_avx512(base, stride, kv.dtype, scales, kv.scale_stride, p0, n, d, tile);
-      return;
-    }
+  const TileSteps& step = vector ? kAvx512 : kPortable;
+#else
+  (void)vector;
+  const TileSteps& step = kPortable;
 #endif
-    widen_portable(base, stride, kv.dtype, scales, kv.scale_stride, p0, n, d, tile);
-  };
   alignas(64) float tile[kKeyBlock * kMaxHeadDim];
   alignas(64) float acc[kHeadChunk * kMaxHeadDim];
   float s[kHeadChunk * kKeyBlock];
@@ -178,16 +188,8 @@ void attend(const float* q, int64_t heads, int64_t d, const KvHead& kv, int64_t 
     std::fill(running_sum, running_sum + hn, 0.0f);
     for (int64_t j0 = first; j0 <= last; j0 += kKeyBlock) {
       const int64_t n = std::min(last + 1, j0 + kKeyBlock) - j0;
-      widen(kv.k, kv.k_stride, kv.k_scale, j0, n, tile);
-#if QL_ATTENTION_AVX512
-      if (vector) {
-        score_avx512(qc, hn, d, tile, n, scale, s);
-      } else {
-        score_portable(qc, hn, d, tile, n, scale, s);
-      }
-#else
-      score_portable(qc, hn, d, tile, n, scale, s);
-#endif
+      step.widen(kv.k, kv.k_stride, kv.dtype, kv.k_scale, kv.scale_stride, j0, n, d, tile);
+      step.score(qc, hn, d, tile, n, scale, s);
       for (int64_t g = 0; g < hn; ++g) {
         float* sg = s + g * kKeyBlock;
         float block_max = running_max[g];
@@ -197,28 +199,11 @@ void attend(const float* q, int64_t heads, int64_t d, const KvHead& kv, int64_t 
         float* a = acc + g * d;
         for (int64_t i = 0; i < d; ++i) a[i] *= correction;
         running_max[g] = block_max;
-        // Each score becomes its weight from here on, exp(score - max).
-#if QL_ATTENTION_AVX512
-        if (vector) {
-          exp_shifted_avx512(sg, n, block_max);
-        } else {
-          for (int64_t j = 0; j < n; ++j) sg[j] = std::exp(sg[j] - block_max);
-        }
-#else
-        for (int64_t j = 0; j < n; ++j) sg[j] = std::exp(sg[j] - block_max);
-#endif
+        step.exp_shifted(sg, n, block_max);  // each score becomes its weight, exp(score - max)
         for (int64_t j = 0; j < n; ++j) running_sum[g] += sg[j];
       }
-      widen(kv.v, kv.v_stride, kv.v_scale, j0, n, tile);
-#if QL_ATTENTION_AVX512
-      if (vector) {
-        accumulate_avx512(acc, hn, d, s, tile, n);
-      } else {
-        accumulate_portable(acc, hn, d, s, tile, n);
-      }
-#else
-      accumulate_portable(acc, hn, d, s, tile, n);
-#endif
+      step.widen(kv.v, kv.v_stride, kv.dtype, kv.v_scale, kv.scale_stride, j0, n, d, tile);
+      step.accumulate(acc, hn, d, s, tile, n);
     }
     for (int64_t g = 0; g < hn; ++g) {
       const float inv = 1.0f / running_sum[g];
