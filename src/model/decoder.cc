@@ -799,6 +799,9 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
     if (!skip.norm && !fuse_after_o) {
       QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, layer.post_norm.matrix(), eps, normed));
     }
+    // The norm after the MLP: the next layer's input norm, or the final norm.
+    const Tensor& next =
+        l + 1 < c.layers ? layers_[static_cast<std::size_t>(l + 1)].input_norm : final_norm_;
     // MLP: every rank on its slice of the intermediate size, the down_proj partials summed.
     for (int r = 0; r < tp; ++r) {
       const RankLayer& rank = layer.ranks[static_cast<std::size_t>(r)];
@@ -815,8 +818,6 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
                            gu.slice_cols(rank.gate_up.slots[1]->begin, rank.gate_up.slots[1]->size),
                            act.slice_cols(rank.down.pad_front, inter_per_rank_)));
       }
-      const Tensor& next =
-          l + 1 < c.layers ? layers_[static_cast<std::size_t>(l + 1)].input_norm : final_norm_;
       if (fuse_after_down) {
         QL_RETURN_IF_ERROR(run_row(rank.down, act, delta, add_norm(next)));
         continue;
@@ -824,8 +825,6 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
       if (!skip.down) QL_RETURN_IF_ERROR(run_row(rank.down, act, r == 0 ? delta : partial));
       if (r > 0) QL_RETURN_IF_ERROR(ops_->add(delta, partial));
     }
-    const Tensor& next =
-        l + 1 < c.layers ? layers_[static_cast<std::size_t>(l + 1)].input_norm : final_norm_;
     if (!skip.norm && !fuse_after_down) {
       QL_RETURN_IF_ERROR(ops_->add_rms_norm(x, delta, next.matrix(), eps, normed));
     }
