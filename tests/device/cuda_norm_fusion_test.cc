@@ -229,7 +229,7 @@ TEST_P(CudaNormFusion, EpilogueAndPrologueMatchThePlainRun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaNormFusion,
-                         testing::Values(Shape{4, 2048, 8192, false}, Shape{4, 320, 72, true},
+                         testing::Values(Shape{4, 2048, 8192, false}, Shape{4, 384, 72, true},
                                          Shape{4, 4096, 4096, true}, Shape{8, 1024, 4096, false}),
                          [](const testing::TestParamInfo<Shape>& p) {
                            return "w" + std::to_string(p.param.bits) + "_" +
