@@ -2,7 +2,7 @@
 # One device call that checks and measures the norm fusion (docs/runner.md "The norm inside the
 # linear layers"; written 2026-12-04 without a GPU, off by default until this has run): its tests,
 # the GPU test filter that guards the plain path, then bench-model with QLINEAR_NORM_FUSION=1
-# against =0, alternating, on 8B (batch 1 and 16) and 1B. Binaries as tests/device/stage.sh ships
+# against =0, alternating, on 8B (batch 1, 4, 8, 16: BATCHES) and 1B. Binaries as tests/device/stage.sh ships
 # them; from the repository root on the device machine:
 #
 #   QLINEAR_SOURCE_DIR=$PWD OUT=$OUT bash .carry/cuda/norm_fusion.sh
@@ -20,7 +20,11 @@ echo "cuda_device_tests (fusion + gemv grid): exit $?"
 timeout 240 bin/model_tests --gtest_color=no --gtest_filter='DecoderOnCuda.*:CudaOpsTest.*:Folders/HfGolden.*cuda*:Folders/DecodeGraph.*:Fixtures/EveryFormatOnCuda.*' \
   >> "$OUT/tests.log" 2>&1
 echo "model_tests (GPU filter + DecoderOnCuda): exit $?"
-grep -E "^\[  (PASSED|FAILED) |fused norms" "$OUT/tests.log" | head -40
+# The same filter with the fusion forced on everywhere (goldens and every format through it).
+QLINEAR_NORM_FUSION=1 timeout 200 bin/model_tests --gtest_color=no --gtest_filter='DecoderOnCuda.*:Folders/HfGolden.*cuda*:Folders/DecodeGraph.*:Fixtures/EveryFormatOnCuda.*' \
+  > "$OUT/tests_fused.log" 2>&1
+echo "model_tests (GPU filter, QLINEAR_NORM_FUSION=1): exit $?"
+grep -E "^\[  (PASSED|FAILED) |fused norms" "$OUT/tests.log" "$OUT/tests_fused.log" | head -40
 bm() {  # label fusion -- bench-model args
   local label=$1 fusion=$2; shift 3
   QLINEAR_NORM_FUSION=$fusion timeout 90 bin/qlinear bench-model --device cuda "$@" --gen-len 128 \
@@ -32,8 +36,10 @@ M1="--synthetic llama3.2-1b --format w4a16g128 --prompt-len 128"
 for round in 1 2; do
   bm 8b 1 -- $M8
   bm 8b 0 -- $M8
-  bm 8b_b16 1 -- $M8 --batch 16
-  bm 8b_b16 0 -- $M8 --batch 16
+  for b in ${BATCHES:-4 8 16}; do
+    bm 8b_b$b 1 -- $M8 --batch $b
+    bm 8b_b$b 0 -- $M8 --batch $b
+  done
   bm 1b 1 -- $M1
   bm 1b 0 -- $M1
 done
