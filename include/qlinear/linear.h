@@ -62,6 +62,10 @@ struct LinearOptions {
   DType out_dtype = DType::kF32;   // y as the kernel writes it (f32, bf16 or f16)
   int64_t max_rows = 4096;         // the largest M the layer will run with
   int tp = 1;                      // the tensor-parallel size the weights were sharded for
+  // The output's two halves are the gate and up projections of a SwiGLU MLP ([gate | up], N
+  // even): a kernel may lay its columns out at prepare so that a run can end with the
+  // SwiGluEpilogue below. A hint: kernels that cannot use it ignore it; results are the same.
+  bool swiglu_halves = false;
 };
 
 // A residual add and RMSNorm taken over by the linear layers on each side of it (docs/runner.md
@@ -86,14 +90,25 @@ struct RmsPrologue {
   int64_t cols = 0;          // the norm's width (the N of the layer that wrote the partials)
   float eps = 0.0f;
 };
+// The SiLU-gated product after a [gate | up] layer (LinearOptions::swiglu_halves), taken over from
+// the decoder's silu_mul: after y = x W^T + bias, rounded to the layer's out_dtype(),
+// out[t, j] = silu(y[t, j]) * y[t, N / 2 + j] with silu(g) = g / (1 + exp(-g)) in f32, rounded to
+// out's dtype. y itself is not written.
+struct SwiGluEpilogue {
+  MatrixView out;  // bf16, f16 or f32 [M, N / 2]
+};
 struct LinearFusion {
   std::optional<AddNormEpilogue> add_norm;
   std::optional<RmsPrologue> rms;
+  std::optional<SwiGluEpilogue> swiglu;  // not with add_norm (one epilogue per run)
+
+  bool empty() const { return !add_norm && !rms && !swiglu; }
 };
 // What a prepared kernel can fuse at some M.
 struct FusionSupport {
   bool add_norm = false;
   bool rms = false;
+  bool swiglu = false;
 };
 
 // One range of M and what runs it.

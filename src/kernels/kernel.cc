@@ -91,14 +91,20 @@ Status PreparedLinear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx,
                            const LinearFusion& fusion) const {
   const LinearProblem& p = problem_;
   const int64_t M = x.rows();
-  if (!fusion.add_norm && !fusion.rms) return run(x, y, ctx);
+  if (fusion.empty()) return run(x, y, ctx);
+  if (fusion.add_norm && fusion.swiglu) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "run of {}: the add-norm and SwiGLU epilogues cannot end one run",
+                      p.to_string());
+  }
   const FusionSupport can = fusion_support(M);
-  if ((fusion.add_norm && !can.add_norm) || (fusion.rms && !can.rms)) {
+  const char* missing = fusion.add_norm && !can.add_norm ? "the residual add and norm after it"
+                        : fusion.rms && !can.rms         ? "the RMS scaling before it"
+                        : fusion.swiglu && !can.swiglu   ? "the SiLU-gated product after it"
+                                                         : nullptr;
+  if (missing != nullptr) {
     return make_error(ErrorCode::kUnsupported, "run of {}: this kernel cannot fuse {} at M={}",
-                      p.to_string(),
-                      fusion.add_norm && !can.add_norm ? "the residual add and norm after it"
-                                                       : "the RMS scaling before it",
-                      M);
+                      p.to_string(), missing, M);
   }
   // A view of `rows` x `cols` of one of `dtypes`, in the layer's memory.
   auto check = [&](std::string_view what, const auto& v, int64_t rows, int64_t cols,
@@ -138,6 +144,11 @@ Status PreparedLinear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx,
                         fmt::format("has cols={}, {} partial sums per row, eps={}", r.cols,
                                     r.partials.cols(), r.eps));
     }
+  }
+  if (fusion.swiglu) {
+    if (p.N % 2 != 0) return view_error(p, "the SwiGLU epilogue", "needs an even N");
+    QL_RETURN_IF_ERROR(check("the SwiGLU output", fusion.swiglu->out, M, p.N / 2,
+                             {DType::kBF16, DType::kF16, DType::kF32}));
   }
   QL_RETURN_IF_ERROR(check_call(x, y, ctx));
   if (M == 0) return Status::ok_status();

@@ -46,6 +46,7 @@ Result<Linear> Linear::create(const Canonical& weights, const Device& device,
   LinearProblem problem = LinearProblem::from_canonical(weights, options.tp);
   problem.act_dtype = options.act_dtype;
   problem.out_dtype = options.out_dtype;
+  problem.swiglu_halves = options.swiglu_halves && problem.N % 2 == 0;
   problem.m_min = 1;
   problem.m_max = options.max_rows;
   return create_for_problem(weights, problem, device, options.policy, name);
@@ -143,14 +144,15 @@ Status Linear::run(ConstMatrixView x, MatrixView y, ExecContext& ctx,
                    const LinearFusion& fusion) const {
   const int64_t rows = x.rows();
   // Nothing to fuse, or too many rows (the same error): the plain run, its dispatch line too.
-  if ((!fusion.add_norm && !fusion.rms) || rows > impl_->problem.m_max) return run(x, y, ctx);
+  if (fusion.empty() || rows > impl_->problem.m_max) return run(x, y, ctx);
   const std::size_t i = impl_->index_for(rows);
   if (impl_->log_runs) {
     const LinearBucket& b = impl_->buckets[i];
     log_message(LogLevel::kVerbose, "run",
-                fmt::format("{} M={}: {}{} (fused:{}{})", impl_->name, rows, b.kernel,
+                fmt::format("{} M={}: {}{} (fused:{}{}{})", impl_->name, rows, b.kernel,
                             b.engine.empty() ? "" : fmt::format(" [{}]", b.engine),
-                            fusion.rms ? " rms" : "", fusion.add_norm ? " add-norm" : ""));
+                            fusion.rms ? " rms" : "", fusion.add_norm ? " add-norm" : "",
+                            fusion.swiglu ? " swiglu" : ""));
   }
   return impl_->prepared[impl_->prepared_of[i]]->run(x, y, ctx, fusion);
 }

@@ -18,6 +18,8 @@
 //             | 'a=' DTYPE          activation dtype (default bf16)
 //             | 'o=' DTYPE          output dtype (default f32)
 //             | 'bias'
+//             | 'swiglu'            the output is [gate | up] of a SwiGLU MLP (a layout hint:
+//                                   LinearOptions::swiglu_halves)
 //             | 'M' LO '-' HI | 'M' LO '+'   rows of x covered (default M1+: any)
 //
 // e.g. int4:g128:zp:ao:K4096:N11008:tp2:Kf8192:Nf11008:a=bf16
@@ -183,6 +185,11 @@ class Parser {
       problem_.has_bias = true;
       return {};
     }
+    if (token == "swiglu") {
+      QL_RETURN_IF_ERROR(once("swiglu", token));
+      problem_.swiglu_halves = true;
+      return {};
+    }
     switch (problem_.scheme) {
       case WeightScheme::kInt:
         return parse_int_token(token);
@@ -241,7 +248,7 @@ class Parser {
     }
     return error(
         "\"{}\" is not a token of an int problem; expected g<size>, zp, ao, a8, K<n>, N<n>, "
-        "tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype>, M<range> or bias",
+        "tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype>, M<range>, bias or swiglu",
         token);
   }
 
@@ -279,7 +286,7 @@ class Parser {
     return error(
         "\"{}\" is not a token of an fp8 problem; expected tensor, channel, "
         "block<bn>x<bk>, dyn-token, dyn-tensor, static-tensor, dyn-group, w8a8, w8a16, "
-        "K<n>, N<n>, tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype>, M<range> or bias",
+        "K<n>, N<n>, tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype>, M<range>, bias or swiglu",
         token);
   }
 
@@ -291,7 +298,7 @@ class Parser {
     }
     return error(
         "\"{}\" is not a token of a dense problem; expected f32, bf16, f16, K<n>, N<n>, "
-        "tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype>, M<range> or bias",
+        "tp<n>, Kf<n>, Nf<n>, a=<dtype>, o=<dtype>, M<range>, bias or swiglu",
         token);
   }
 
@@ -381,6 +388,7 @@ std::string LinearProblem::to_string() const {
   tokens.push_back(fmt::format("a={}", dtype_name(act_dtype)));
   if (out_dtype != DType::kF32) tokens.push_back(fmt::format("o={}", dtype_name(out_dtype)));
   if (has_bias) tokens.emplace_back("bias");
+  if (swiglu_halves) tokens.emplace_back("swiglu");
   if (m_min != 1 || !m_unbounded()) tokens.push_back(m_range_string());
   return fmt::format("{}", fmt::join(tokens, ":"));
 }

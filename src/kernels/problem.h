@@ -47,6 +47,9 @@ struct LinearProblem {
   DType act_dtype = DType::kBF16;  // activations as they arrive
   DType out_dtype = DType::kF32;
   bool has_bias = false;
+  // The output's halves are [gate | up] of a SwiGLU MLP (LinearOptions::swiglu_halves): a layout
+  // hint that lets a kernel support SwiGluEpilogue; never a reason to reject.
+  bool swiglu_halves = false;
   // The rows of x this problem covers: selection cuts a layer's range into buckets where kernels
   // differ (a decode kernel for small M, a GEMM above); a kernel may reject by M.
   int64_t m_min = 1;

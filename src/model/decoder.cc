@@ -74,15 +74,36 @@ const StepSkips& step_skips() {
 }
 
 // The residual add + RMSNorm done inside the linear layers around it when their kernels can
-// (docs/runner.md "The norm inside the linear layers"): DecoderOptions::fuse_norms, which
-// QLINEAR_NORM_FUSION=1 turns on and =0 off for every decoder (A/B measurements from the CLI).
-bool norm_fusion_enabled(bool option) {
+// (docs/runner.md "The norm inside the linear layers"): DecoderOptions::fuse_norms in forwards
+// of at most norm_fusion_max_rows rows; QLINEAR_NORM_FUSION=1 turns it on at every row count and
+// =0 off, for every decoder (A/B measurements from the CLI).
+bool norm_fusion_enabled(const DecoderOptions& options, int64_t rows) {
   static const int forced = [] {
     const char* v = std::getenv("QLINEAR_NORM_FUSION");
     if (v == nullptr) return -1;
     return std::string_view(v) == "1" ? 1 : std::string_view(v) == "0" ? 0 : -1;
   }();
+  if (forced >= 0) return forced == 1;
+  return options.fuse_norms && rows <= options.norm_fusion_max_rows;
+}
+
+// The SwiGLU inside gate_up (DecoderOptions::fuse_swiglu; QLINEAR_SWIGLU_FUSION=1 / 0 overrides
+// it for every decoder, as QLINEAR_NORM_FUSION does the norms).
+bool swiglu_fusion_enabled(bool option) {
+  static const int forced = [] {
+    const char* v = std::getenv("QLINEAR_SWIGLU_FUSION");
+    if (v == nullptr) return -1;
+    return std::string_view(v) == "1" ? 1 : std::string_view(v) == "0" ? 0 : -1;
+  }();
   return forced < 0 ? option : forced == 1;
+}
+
+// A [gate | up] shard whose two windows are the halves of its columns, in that order.
+bool gate_up_halves(const ShardPlan& plan) {
+  return plan.windows.size() == 2 && plan.windows[0].begin == 0 &&
+         plan.windows[1].begin == plan.windows[0].size &&
+         plan.windows[1].size == plan.windows[0].size &&
+         plan.weights.N() == 2 * plan.windows[0].size;
 }
 
 // --- projections of one rank ------------------------------------------------------------------
@@ -221,6 +242,9 @@ class DeviceDecoder final : public Decoder {
   // and no QLINEAR_STEP_SKIP of a fused operation.
   bool fuse_norm(const RowProjection& before, int64_t rows, const ColumnProjection& after,
                  int64_t after_rows) const;
+  // Whether gate_up can end with the SiLU-gated product on `rows` rows: one [gate | up] layer
+  // whose kernel can (fusion_at), no calibration hook, no QLINEAR_STEP_SKIP of gate_up or silu.
+  bool fuse_swiglu(const ColumnProjection& gate_up, int64_t rows) const;
   // Queues the forward of T tokens (ids_ and positions_ already written) up to the lm_head's
   // outputs in lm_buf_, with no wait and no copy to the host (so it can be recorded). Row t
   // belongs to sequence first_sequence + t / rows_per_sequence (KvCacheView; 0: all rows).
@@ -330,6 +354,8 @@ Status DeviceDecoder::place_part(const Canonical& part, const std::string& note,
     lo.out_dtype = DType::kF32;
     lo.max_rows = options_.max_rows;
     lo.tp = ranks;
+    lo.swiglu_halves = where.role == Role::kGateUp && swiglu_fusion_enabled(options_.fuse_swiglu) &&
+                       gate_up_halves(plan);
     weight_bytes_ += streamed_bytes(plan.weights);
     QL_ASSIGN_OR_RETURN(Linear linear, Linear::create(plan.weights, device, lo, part.name));
     std::string layer_note = note;
@@ -670,7 +696,7 @@ Status DeviceDecoder::run_row(const RowProjection& p, ConstMatrixView x, MatrixV
 bool DeviceDecoder::fuse_norm(const RowProjection& before, int64_t rows,
                               const ColumnProjection& after, int64_t after_rows) const {
   const StepSkips& skip = step_skips();
-  if (!norm_fusion_enabled(options_.fuse_norms) || options_.tp != 1 ||
+  if (!norm_fusion_enabled(options_, rows) || options_.tp != 1 ||
       options_.act_dtype == DType::kF16 || options_.on_linear_input || skip.norm || skip.qkv ||
       skip.o || skip.gate_up || skip.down || skip.lm_head) {
     return false;
@@ -680,6 +706,20 @@ bool DeviceDecoder::fuse_norm(const RowProjection& before, int64_t rows,
   }
   return std::all_of(after.parts.begin(), after.parts.end(),
                      [&](const ColumnPart& part) { return part.linear.fusion_at(after_rows).rms; });
+}
+
+bool DeviceDecoder::fuse_swiglu(const ColumnProjection& gate_up, int64_t rows) const {
+  const StepSkips& skip = step_skips();
+  if (!swiglu_fusion_enabled(options_.fuse_swiglu) || options_.on_linear_input || skip.gate_up ||
+      skip.silu || gate_up.parts.size() != 1 || gate_up.slots.size() != 2 || !gate_up.slots[0] ||
+      !gate_up.slots[1]) {
+    return false;
+  }
+  const ColumnPart& part = gate_up.parts.front();
+  return part.col == 0 && gate_up.slots[0]->begin == 0 &&
+         gate_up.slots[0]->size == inter_per_rank_ && gate_up.slots[1]->begin == inter_per_rank_ &&
+         gate_up.slots[1]->size == inter_per_rank_ && part.linear.N() == 2 * inter_per_rank_ &&
+         part.linear.fusion_at(rows).swiglu;
 }
 
 bool DeviceDecoder::every_linear_capturable() const {
@@ -807,12 +847,16 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
       const RankLayer& rank = layer.ranks[static_cast<std::size_t>(r)];
       const auto ri = static_cast<std::size_t>(r);
       const MatrixView gu = gate_up_buf_[ri].matrix().slice_rows(0, T);
-      if (!skip.gate_up) {
-        QL_RETURN_IF_ERROR(
-            run_column(rank.gate_up, normed, gu, fuse_after_o ? rms(0, T) : LinearFusion{}));
-      }
       const MatrixView act = act_buf_[ri].matrix().slice_rows(0, T);
-      if (!skip.silu) {
+      // gate_up may end with the SiLU-gated product itself (fuse_swiglu).
+      const bool swiglu = fuse_swiglu(rank.gate_up, T);
+      if (r == 0 && options_.on_swiglu) options_.on_swiglu(T, swiglu);
+      if (!skip.gate_up) {
+        LinearFusion f = fuse_after_o ? rms(0, T) : LinearFusion{};
+        if (swiglu) f.swiglu = SwiGluEpilogue{act.slice_cols(rank.down.pad_front, inter_per_rank_)};
+        QL_RETURN_IF_ERROR(run_column(rank.gate_up, normed, gu, f));
+      }
+      if (!skip.silu && !swiglu) {
         QL_RETURN_IF_ERROR(
             ops_->silu_mul(gu.slice_cols(rank.gate_up.slots[0]->begin, rank.gate_up.slots[0]->size),
                            gu.slice_cols(rank.gate_up.slots[1]->begin, rank.gate_up.slots[1]->size),

@@ -46,13 +46,28 @@ struct DecoderOptions {
   // forward promises the backends. Unset: never called.
   std::function<void(int64_t rows, bool settled_history)> on_attention;
   // Let the linear layers on each side of a residual add + RMSNorm do it when their kernels can
-  // (docs/runner.md "The norm inside the linear layers"). Off by default until its CUDA kernels
-  // have run on a GPU (written 2026-12-04 without one); QLINEAR_NORM_FUSION=1 / 0 overrides it.
-  bool fuse_norms = false;
+  // (docs/runner.md "The norm inside the linear layers"), in forwards of at most
+  // norm_fusion_max_rows rows: it pays at one row and costs above (H100, 8B W4A16 decode with the
+  // SwiGLU fusion: +2-4% at batch 1, -3% at 4, -8% at 16; bench/results/h100-fusions-2026-12-06).
+  // QLINEAR_NORM_FUSION=1 turns it on at every row count, =0 off.
+  bool fuse_norms = true;
+  int64_t norm_fusion_max_rows = 1;
   // Called for each residual add + RMSNorm after a layer's attention or MLP with the forward's
   // rows and whether the linear layers around it did it (tests check when it is fused). Unset:
   // never called.
   std::function<void(int64_t rows, bool fused)> on_norm;
+  // Let a fused [gate | up] layer end with the SiLU-gated product when its kernel can (docs/
+  // runner.md "The SwiGLU inside gate_up"): the layer is prepared with its columns paired
+  // (LinearOptions::swiglu_halves) and the decoder's silu_mul launch goes away.
+  // The fused decoder's logits are the unfused one's bit for bit with bf16 activations. 8B W4A16
+  // decode on an H100: alone within the runs' +-2% noise at batches 1, 4 and 16; with the norm
+  // fusion at batch 1 377-379 tok/s against 356-370 with neither
+  // (bench/results/h100-fusions-2026-12-06).
+  // QLINEAR_SWIGLU_FUSION=1 / 0 overrides it.
+  bool fuse_swiglu = true;
+  // Called for each layer's MLP with the forward's rows and whether gate_up did the SwiGLU
+  // (tests). Unset: never called.
+  std::function<void(int64_t rows, bool fused)> on_swiglu;
 };
 
 // Where a decoder's weights come from: a checkpoint folder (checkpoint_weights.cc), or random

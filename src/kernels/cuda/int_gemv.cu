@@ -462,11 +462,34 @@ __device__ __forceinline__ void add_norm_store(const GemvParams& p, const GemvFu
   }
 }
 
+// Row inverse j (0: fragment row 2t, 1: 2t + 1) of n8 tile n, for runtime n and j, without
+// indexing a register array.
+template <int kN8>
+__device__ __forceinline__ float inverse_at(const float (&inv)[kN8][2], int n, int j) {
+  float r = j != 0 ? inv[0][1] : inv[0][0];
+#pragma unroll
+  for (int nn = 1; nn < kN8; ++nn) {
+    if (nn == n) r = j != 0 ? inv[nn][1] : inv[nn][0];
+  }
+  return r;
+}
+
+// silu(g) * u from g and u as a plain run stores them (rounded to the layer's output dtype), in
+// the arithmetic of the decoder's silu_mul kernel (decoder_ops.cu), so that the fused and the
+// unfused decoder agree bit for bit.
+__device__ __forceinline__ float swiglu_of(float g, float u, int out_code) {
+  g = round_to_code(g, out_code);
+  u = round_to_code(u, out_code);
+  return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), u);
+}
+
 // finish() (below) of a fused run: the same sums, with the RMS prologue's inverse applied before
 // the bias and, with the add-norm epilogue, the tile's first warp adding the slices (in the same
-// order) and writing the whole tile, whose row sums need all 16 columns. A kernel of its own
-// (kFuse): the fused path's registers would otherwise count against the plain kernels' occupancy
-// (ptxas: +5 to +20 registers on the register-pipeline kernels).
+// order) and writing the whole tile, whose row sums need all 16 columns. Paired layouts
+// (f.half_cols) store through the column map, or with the SwiGLU epilogue write
+// silu(gate) * up from each lane's (column g, column g + 8) pairs. A kernel of its own (kFuse):
+// the fused path's registers would otherwise count against the plain kernels' occupancy (ptxas:
+// +5 to +20 registers on the register-pipeline kernels).
 template <int kN8>
 __device__ __forceinline__ void fused_finish(const GemvParams& p, const GemvFusion& f,
                                              const WarpPlace& w, const float (&acc)[kN8][4],
@@ -474,13 +497,36 @@ __device__ __forceinline__ void fused_finish(const GemvParams& p, const GemvFusi
   float inv[kN8][2];
   row_inverses<kN8>(p, f, w, inv);
   const bool add_norm = f.residual != nullptr;
-  auto store = [&](int n, int i, int l, float v) {
-    const int col = w.tile * 16 + (l >> 2) + (i >= 2 ? 8 : 0);
+  const bool swiglu = f.swiglu_out != nullptr;
+  // Fragment element (n, i) of lane l: row n * 8 + 2t + (i & 1); its column in the layer.
+  auto col_of = [&](int i, int l) {
+    if (f.half_cols > 0) return (i >= 2 ? f.half_cols : 0) + w.tile * 8 + (l >> 2);
+    return w.tile * 16 + (l >> 2) + (i >= 2 ? 8 : 0);
+  };
+  auto store = [&](int n, int i, int l, float v, float r) {
+    const int col = col_of(i, l);
     const int row = n * 8 + 2 * (l & 3) + (i & 1);
     if (row < p.M && col < p.N) {
-      if (f.partials_in != nullptr) v = __fmul_rn(v, inv[n][i & 1]);
+      if (f.partials_in != nullptr) v = __fmul_rn(v, r);
       if (p.bias != nullptr) v += p.bias[col];
       cuda_device::store_element(p.y, static_cast<int64_t>(row) * p.ldy + col, v, p.out_code);
+    }
+  };
+  // Gate (fragment element (n, j)) and up ((n, j + 2)) of one row and output column.
+  auto store_swiglu = [&](int n, int j, int l, float g, float u, float r) {
+    const int col = w.tile * 8 + (l >> 2);
+    const int row = n * 8 + 2 * (l & 3) + j;
+    if (row < p.M && col < f.half_cols) {
+      if (f.partials_in != nullptr) {
+        g = __fmul_rn(g, r);
+        u = __fmul_rn(u, r);
+      }
+      if (p.bias != nullptr) {
+        g += p.bias[col];
+        u += p.bias[f.half_cols + col];
+      }
+      cuda_device::store_element(f.swiglu_out, static_cast<int64_t>(row) * f.ldsw + col,
+                                 swiglu_of(g, u, p.out_code), f.sw_code);
     }
   };
   if (p.wk == 1) {
@@ -489,10 +535,20 @@ __device__ __forceinline__ void fused_finish(const GemvParams& p, const GemvFusi
         add_norm_store<kN8>(p, f, w, acc, inv);
         return;
       }
+      if (swiglu) {
+#pragma unroll
+        for (int n = 0; n < kN8; ++n) {
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            store_swiglu(n, j, w.lane, acc[n][j], acc[n][j + 2], inv[n][j]);
+          }
+        }
+        return;
+      }
 #pragma unroll
       for (int n = 0; n < kN8; ++n) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) store(n, i, w.lane, acc[n][i]);
+        for (int i = 0; i < 4; ++i) store(n, i, w.lane, acc[n][i], inv[n][i & 1]);
       }
     }
     return;
@@ -506,44 +562,38 @@ __device__ __forceinline__ void fused_finish(const GemvParams& p, const GemvFusi
   __syncthreads();
   if (!w.live) return;
   const int first = w.tile_in_block * p.wk;
+  auto slices_sum = [&](int e) {
+    float v = 0.0f;
+    for (int q = 0; q < p.wk; ++q) v += red[(first + q) * kPerWarp + e];
+    return v;
+  };
   if (add_norm) {
     if (w.slice != 0) return;
     float total[kN8][4];
 #pragma unroll
     for (int n = 0; n < kN8; ++n) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int e = (n * 4 + i) * 32 + w.lane;
-        float v = 0.0f;
-        for (int q = 0; q < p.wk; ++q) v += red[(first + q) * kPerWarp + e];
-        total[n][i] = v;
-      }
+      for (int i = 0; i < 4; ++i) total[n][i] = slices_sum((n * 4 + i) * 32 + w.lane);
     }
     add_norm_store<kN8>(p, f, w, total, inv);
     return;
   }
-  // The tile's wk warps share its 128 * kN8 sums, each adding the slices in order. (Element e's
-  // lane is e % 32, this lane: its rows are the lane's own, whose inverses row_inverses took.)
+  // The tile's wk warps share its sums (or, with the SwiGLU, its kN8 * 2 * 32 gate and up pairs),
+  // each adding the slices in order. Element e's lane is e % 32, this lane: its rows are the
+  // lane's own, whose inverses row_inverses took.
+  if (swiglu) {
+    for (int e = w.slice * 32 + w.lane; e < kPerWarp / 2; e += p.wk * 32) {
+      const int n = (e >> 5) >> 1;
+      const int j = (e >> 5) & 1;
+      store_swiglu(n, j, w.lane, slices_sum((n * 4 + j) * 32 + w.lane),
+                   slices_sum((n * 4 + j + 2) * 32 + w.lane), inverse_at<kN8>(inv, n, j));
+    }
+    return;
+  }
   for (int e = w.slice * 32 + w.lane; e < kPerWarp; e += p.wk * 32) {
-    float v = 0.0f;
-    for (int q = 0; q < p.wk; ++q) v += red[(first + q) * kPerWarp + e];
     const int n = (e >> 5) >> 2;
     const int i = (e >> 5) & 3;
-    // n and i are runtime values here: pick the inverse without indexing a register array.
-    if (f.partials_in != nullptr) {
-      float r = (i & 1) != 0 ? inv[0][1] : inv[0][0];
-#pragma unroll
-      for (int nn = 1; nn < kN8; ++nn) {
-        if (nn == n) r = (i & 1) != 0 ? inv[nn][1] : inv[nn][0];
-      }
-      v = __fmul_rn(v, r);
-    }
-    const int col = w.tile * 16 + (w.lane >> 2) + (i >= 2 ? 8 : 0);
-    const int row = n * 8 + 2 * (w.lane & 3) + (i & 1);
-    if (row < p.M && col < p.N) {
-      if (p.bias != nullptr) v += p.bias[col];
-      cuda_device::store_element(p.y, static_cast<int64_t>(row) * p.ldy + col, v, p.out_code);
-    }
+    store(n, i, w.lane, slices_sum(e), inverse_at<kN8>(inv, n, i & 1));
   }
 }
 

@@ -145,6 +145,17 @@ struct GemvFusion {
   int partial_count = 0;
   int norm_cols = 0;
   float eps = 0.0f;
+  // Paired columns when half_cols > 0 (a [gate | up] layer prepared for the SwiGLU epilogue):
+  // the prepared column 16 t + c is the layer's column 8 t + c for c < 8 and half_cols + 8 t +
+  // c - 8 for c >= 8, so each lane holds a gate column beside its up column. Plain runs of such a
+  // layer come here too, for the stores' column map.
+  int half_cols = 0;
+  // SwiGLU epilogue when `swiglu_out` is set (half_cols > 0): swiglu_out[row, j] = silu(gate) *
+  // up of the values a plain run would store (the decoder's silu_mul arithmetic); y is not
+  // written.
+  void* swiglu_out = nullptr;
+  int64_t ldsw = 0;
+  int sw_code = 0;
 };
 
 // How a warp keeps its code loads in flight: one register stage of 8 x 16 bytes per lane, two of

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -528,6 +529,19 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, EveryFormatOnCuda,
                            return std::string(fixture_format_name(param.param));
                          });
 
+// Writes `format`'s fixture into `dir` for a fusion test and returns the options both of its
+// decoders start from (bf16 activations, 16 rows per forward, 64 positions).
+DecoderOptions fusion_case(FixtureFormat format, const std::string& dir) {
+  auto written = write_fixture(format, dir);
+  EXPECT_TRUE(written.ok()) << written.status().to_string();
+  DecoderOptions options;
+  options.ctx = 64;
+  options.max_rows = 16;
+  options.act_dtype = DType::kBF16;
+  options.progress = false;
+  return options;
+}
+
 // The norm inside the linear layers (docs/runner.md): with bf16 activations on the GPU, the int
 // 4-bit gemv kernels (M <= 16 here: every forward) take over each residual add + RMSNorm whose two
 // neighbours can (all but the last, whose lm_head is a dense layer in these fixtures; none with
@@ -538,18 +552,15 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, EveryFormatOnCuda,
 TEST(DecoderOnCuda, NormFusionKeepsTheUnfusedLogits) {
   Result<Device> device = detect_device("cuda");
   if (!device.ok()) GTEST_SKIP() << "no CUDA GPU: " << device.status().to_string();
+  if (std::getenv("QLINEAR_NORM_FUSION") != nullptr) {
+    GTEST_SKIP() << "QLINEAR_NORM_FUSION is set: it overrides both decoders of the comparison";
+  }
   for (FixtureFormat format : {FixtureFormat::kAwq, FixtureFormat::kGptq8Bit,
                                FixtureFormat::kGptqActOrder, FixtureFormat::kCtW4A16}) {
     const std::string name(fixture_format_name(format));
     SCOPED_TRACE(name);
     const std::string dir = dir_for("cuda_fusion_" + name);
-    auto written = write_fixture(format, dir);
-    ASSERT_TRUE(written.ok()) << written.status().to_string();
-    DecoderOptions options;
-    options.ctx = 64;
-    options.max_rows = 16;
-    options.act_dtype = DType::kBF16;
-    options.progress = false;
+    const DecoderOptions options = fusion_case(format, dir);
     auto probe = Decoder::load(dir, *device, options);
     ASSERT_TRUE(probe.ok()) << probe.status().to_string();
     const auto per_forward = static_cast<std::size_t>(2 * (*probe)->config().layers);
@@ -557,6 +568,7 @@ TEST(DecoderOnCuda, NormFusionKeepsTheUnfusedLogits) {
     std::vector<std::pair<int64_t, bool>> norms;
     DecoderOptions fused = options;
     fused.fuse_norms = true;
+    fused.norm_fusion_max_rows = 16;  // every row count the 4-bit gemv serves
     fused.on_norm = [&](int64_t rows, bool f) { norms.emplace_back(rows, f); };
     DecoderOptions plain = options;
     plain.fuse_norms = false;
@@ -596,6 +608,60 @@ TEST(DecoderOnCuda, NormFusionKeepsTheUnfusedLogits) {
     norms.clear();
     (void)decoder_logits(dir, kTokens, split, "cuda");
     for (const auto& [rows, f] : norms) EXPECT_FALSE(f) << "tp 2 fused a norm";
+  }
+}
+
+// The SwiGLU inside gate_up on the GPU: every MLP of a forward the 4-bit gemv runs does it when the
+// checkpoint's gate and up are one layer (never for 8-bit codes or separate layers), and the
+// logits are the unfused decoder's up to the summation order of paired columns (bf16 activations:
+// the same arithmetic per column). With the norm fusion too, three sequences decoded together
+// match each alone.
+TEST(DecoderOnCuda, SwiGluFusionKeepsTheUnfusedLogits) {
+  Result<Device> device = detect_device("cuda");
+  if (!device.ok()) GTEST_SKIP() << "no CUDA GPU: " << device.status().to_string();
+  if (std::getenv("QLINEAR_SWIGLU_FUSION") != nullptr) {
+    GTEST_SKIP() << "QLINEAR_SWIGLU_FUSION is set: it overrides both decoders of the comparison";
+  }
+  for (FixtureFormat format : {FixtureFormat::kAwq, FixtureFormat::kGptq8Bit,
+                               FixtureFormat::kGptqActOrder, FixtureFormat::kCtW4A16}) {
+    const std::string name(fixture_format_name(format));
+    SCOPED_TRACE(name);
+    const std::string dir = dir_for("cuda_swiglu_" + name);
+    const DecoderOptions options = fusion_case(format, dir);
+    auto probe = Decoder::load(dir, *device, options);
+    ASSERT_TRUE(probe.ok()) << probe.status().to_string();
+    bool one_gate_up = false;
+    for (const DecoderLayerKernels& k : (*probe)->kernels()) {
+      if (k.name.ends_with("mlp.gate_up_proj")) one_gate_up = true;
+    }
+    const bool fusable = one_gate_up && format != FixtureFormat::kGptq8Bit;
+    probe->reset();
+    std::vector<std::pair<int64_t, bool>> mlps;
+    DecoderOptions fused = options;
+    fused.fuse_swiglu = true;
+    fused.on_swiglu = [&](int64_t rows, bool f) { mlps.emplace_back(rows, f); };
+    DecoderOptions plain = options;
+    plain.fuse_swiglu = false;
+    for (int64_t rows : {int64_t{16}, int64_t{1}}) {
+      fused.max_rows = plain.max_rows = rows;
+      mlps.clear();
+      const std::vector<float> a = decoder_logits(dir, kTokens, fused, "cuda");
+      const std::vector<float> b = decoder_logits(dir, kTokens, plain, "cuda");
+      ASSERT_EQ(a.size(), b.size());
+      ASSERT_FALSE(mlps.empty());
+      const double error = relative_error(a, Matrix(b.begin(), b.end()));
+      EXPECT_LE(error, 1e-5) << "max_rows " << rows;
+      std::cout << "[ cuda     ] " << name << " max_rows " << rows << ": SwiGLU in gate_up "
+                << error << " relative to unfused (gate_up one layer: " << one_gate_up << ")\n";
+      for (std::size_t i = 0; i < mlps.size(); ++i) {
+        EXPECT_EQ(mlps[i].second, fusable)
+            << "mlp " << i << " of a forward of " << mlps[i].first << " rows";
+      }
+    }
+    fused.max_rows = options.max_rows;  // three sequences per decode step
+    fused.fuse_norms = true;
+    const double batched = batched_against_alone(dir, fused, "cuda");
+    EXPECT_LE(batched, 4e-4) << name << " batched decode, both fusions, against each alone";
   }
 }
 
@@ -709,8 +775,10 @@ TEST(Decoder, NormFusionAskedOnTheCpuFusesNothingAndChangesNothing) {
   plain.ctx = 32;
   plain.max_rows = 4;
   plain.act_dtype = DType::kBF16;
+  plain.fuse_norms = false;
   DecoderOptions fused = plain;
   fused.fuse_norms = true;
+  fused.norm_fusion_max_rows = 4;
   std::vector<std::pair<int64_t, bool>> norms;
   fused.on_norm = [&](int64_t rows, bool f) { norms.emplace_back(rows, f); };
   const std::vector<float> a = decoder_logits(dir, kTokens, fused);
@@ -726,6 +794,35 @@ TEST(Decoder, NormFusionAskedOnTheCpuFusesNothingAndChangesNothing) {
   for (std::size_t i = 0; i < norms.size(); ++i) {
     EXPECT_FALSE(norms[i].second) << "norm " << i;
     EXPECT_EQ(norms[i].first, i < 2 * per_forward ? 4 : 3) << "norm " << i;
+  }
+}
+
+// The same for the SwiGLU inside gate_up: the CPU kernels cannot end with it, so every MLP of
+// every forward reports it unfused and the logits keep their bits.
+TEST(Decoder, SwiGluFusionAskedOnTheCpuFusesNothingAndChangesNothing) {
+  const std::string dir = dir_for("swiglu_cpu");
+  ASSERT_TRUE(write_fixture(FixtureFormat::kGptqAsym4, dir).ok());
+  DecoderOptions plain;
+  plain.ctx = 32;
+  plain.max_rows = 4;
+  plain.act_dtype = DType::kBF16;
+  plain.fuse_swiglu = false;
+  DecoderOptions fused = plain;
+  fused.fuse_swiglu = true;
+  std::vector<std::pair<int64_t, bool>> mlps;
+  fused.on_swiglu = [&](int64_t rows, bool f) { mlps.emplace_back(rows, f); };
+  const std::vector<float> a = decoder_logits(dir, kTokens, fused);
+  const std::vector<float> b = decoder_logits(dir, kTokens, plain);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  // 11 tokens in chunks of 4: three forwards (4, 4, 3 rows), one MLP per layer each.
+  ASSERT_FALSE(mlps.empty());
+  ASSERT_EQ(mlps.size() % 3, 0u);
+  const std::size_t per_forward = mlps.size() / 3;
+  for (std::size_t i = 0; i < mlps.size(); ++i) {
+    EXPECT_FALSE(mlps[i].second) << "mlp " << i;
+    EXPECT_EQ(mlps[i].first, i < 2 * per_forward ? 4 : 3) << "mlp " << i;
   }
 }
 

@@ -136,6 +136,7 @@ TEST(PublicApi, KernelsWithoutNormFusionSayItAndRefuseFusedRuns) {
   for (int64_t m = 0; m <= 5; ++m) {
     EXPECT_FALSE(layer->fusion_at(m).add_norm) << m;
     EXPECT_FALSE(layer->fusion_at(m).rms) << m;
+    EXPECT_FALSE(layer->fusion_at(m).swiglu) << m;
   }
   const int64_t M = 2;
   const int64_t N = layer->N();
@@ -164,11 +165,50 @@ TEST(PublicApi, KernelsWithoutNormFusionSayItAndRefuseFusedRuns) {
   s = layer->run(xv, yv, ctx, rms);
   EXPECT_EQ(s.code(), ErrorCode::kUnsupported) << s.to_string();
   EXPECT_NE(s.message().find("cannot fuse the RMS scaling"), std::string::npos) << s.message();
+  std::vector<float> gated(static_cast<std::size_t>(M * (N / 2)), 4.0f);
+  LinearFusion swiglu;
+  swiglu.swiglu = SwiGluEpilogue{MatrixView::dense(gated.data(), DType::kF32, M, N / 2)};
+  s = layer->run(xv, yv, ctx, swiglu);
+  EXPECT_EQ(s.code(), ErrorCode::kUnsupported) << s.to_string();
+  EXPECT_NE(s.message().find("cannot fuse the SiLU-gated product"), std::string::npos)
+      << s.message();
+  // Two epilogues in one run is the caller's mistake, whatever the kernel.
+  LinearFusion both = swiglu;
+  both.add_norm = add.add_norm;
+  s = layer->run(xv, yv, ctx, both);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.to_string();
+  EXPECT_EQ(gated[0], 4.0f);
   EXPECT_TRUE(std::isnan(y[0]));
   EXPECT_EQ(residual[0], 1.0f);
   EXPECT_EQ(pre[0], 2.0f);
   EXPECT_TRUE(layer->run(xv, yv, ctx, LinearFusion{}).ok());
   EXPECT_FALSE(std::isnan(y[0]));
+}
+
+// LinearOptions::swiglu_halves is a layout hint: a kernel that cannot use it (every CPU kernel)
+// prepares and runs the layer exactly as without it, and its problem string says it was asked.
+TEST(PublicApi, TheSwiGluHintChangesNoResult) {
+  auto model = Model::open(fixture(FixtureFormat::kGptqAsym4));
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  std::string name;
+  for (const auto& l : model->linear_layers()) {
+    if (l.name.find("gate_up_proj") != std::string::npos || name.empty()) name = l.name;
+  }
+  LinearOptions options;
+  options.act_dtype = DType::kF32;
+  options.max_rows = 3;
+  auto plain = model->load_linear(name, cpu(), options);
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  options.swiglu_halves = true;
+  auto hinted = model->load_linear(name, cpu(), options);
+  ASSERT_TRUE(hinted.ok()) << hinted.status().to_string();
+  EXPECT_EQ(hinted->buckets().front().kernel, plain->buckets().front().kernel);
+  const bool even = plain->N() % 2 == 0;
+  EXPECT_EQ(hinted->buckets().front().problem.find(":swiglu") != std::string::npos, even)
+      << hinted->buckets().front().problem;
+  EXPECT_EQ(plain->buckets().front().problem.find(":swiglu"), std::string::npos);
+  const std::vector<float> x = inputs(3, plain->K());
+  EXPECT_EQ(run(*hinted, x, 3), run(*plain, x, 3));
 }
 
 // The thread-safety rule of qlinear/linear.h: one Linear, several threads, one workspace each.

@@ -37,10 +37,12 @@ class GemvPrepared final : public PreparedLinear {
   bool capturable() const override { return true; }
   // Both halves of the norm fusion at every M, with 4-bit codes in the cp.async ring (their
   // kernels have a fused form, int_gemv.cu fused_finish; the 8-bit register pipelines have not).
+  // The SwiGLU epilogue where prepare paired the [gate | up] columns (half_cols); a paired layer
+  // has no add-norm epilogue (its tiles do not hold 16 consecutive columns of one norm).
   FusionSupport fusion_support(int64_t m) const override {
     (void)m;
     const bool ring4 = variant.code == launch::kU4 && variant.pipe == launch::kGemvRing;
-    return {ring4, ring4};
+    return {ring4 && half_cols == 0, ring4, ring4 && half_cols > 0};
   }
 
   // How the warps keep loads in flight (launch::GemvPipe). 4-bit: the cp.async ring with the
@@ -66,6 +68,8 @@ class GemvPrepared final : public PreparedLinear {
   int groups = 1;
   int group_shift = -1;
   int sym_zero = 8;
+  // > 0: the columns are paired for the SwiGLU epilogue (launch::GemvFusion::half_cols).
+  int half_cols = 0;
   bool act_order = false;
   int sm_count = 1;
   // Resident blocks (of 8 warps) per SM of the layer's pipeline, per n8 (measured at prepare).
@@ -137,9 +141,17 @@ class GemvPrepared final : public PreparedLinear {
       fu.norm_cols = static_cast<int>(r.cols);
       fu.eps = r.eps;
     }
+    fu.half_cols = half_cols;
+    if (fusion != nullptr && fusion->swiglu) {
+      const MatrixView& out = fusion->swiglu->out;
+      fu.swiglu_out = out.data();
+      fu.ldsw = cuda_host::usable_ld(M, out.ld(), p.N / 2);
+      fu.sw_code = cuda_host::dtype_code(out.dtype());
+    }
     launch::GemvVariant v = variant;
     v.n8 = M <= 8 ? 1 : 2;
-    v.fuse = fusion != nullptr && (fusion->add_norm || fusion->rms);
+    // A paired layer's plain runs store through the fused kernels' column map too.
+    v.fuse = half_cols > 0 || (fusion != nullptr && !fusion->empty());
     choose_split(prm, v.n8);
     if (v.fuse) return cuda_status(launch::int_gemv_launch_fused(v, prm, fu, stream), kernel);
     return cuda_status(launch::int_gemv_launch(v, prm, stream), kernel);
@@ -239,6 +251,22 @@ PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& w
   v.code = bits == 4 ? launch::kU4 : launch::kU8;
   v.bf16 = problem.act_dtype == DType::kBF16;
   v.zeros = !w->zeros.empty();
+  v.pipe = prep->pipeline();
+  // A [gate | up] layer (swiglu_halves) whose halves fill whole 8-column groups gets its columns
+  // paired: tile t holds gate columns 8t..8t+7 as its columns 0-7 and the matching up columns as
+  // 8-15, so that each lane's fragment rows g and g + 8 are a gate column and its up column and
+  // the fused finish can take the SwiGLU (4-bit ring kernels, the ones with a fused form).
+  if (problem.swiglu_halves && v.code == launch::kU4 && v.pipe == launch::kGemvRing &&
+      N % 16 == 0) {
+    prep->half_cols = static_cast<int>(N / 2);
+  }
+  const int64_t half_cols = prep->half_cols;
+  // The prepared column of layer column n.
+  auto prepared_col = [&](int64_t n) {
+    if (half_cols == 0) return n;
+    const int64_t j = n < half_cols ? n : n - half_cols;
+    return (j / 8) * 16 + (n < half_cols ? 0 : 8) + j % 8;
+  };
   prep->sym_zero = 1 << (bits - 1);
   prep->groups = static_cast<int>(w->num_groups);
   if (prep->groups > 1) {
@@ -281,7 +309,8 @@ PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& w
   std::vector<uint8_t> zp(v.zeros ? static_cast<std::size_t>(table) : 0, 0);
   for (int64_t g = 0; g < G; ++g) {
     for (int64_t n = 0; n < N; ++n) {
-      const int64_t i = at(n / 16, g, n % 16);
+      const int64_t pn = prepared_col(n);
+      const int64_t i = at(pn / 16, g, pn % 16);
       sc[static_cast<std::size_t>(i)] = w->scales[g * N + n];
       if (v.zeros) zp[static_cast<std::size_t>(i)] = w->zeros[g * N + n];
     }
@@ -303,7 +332,22 @@ PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& w
 
   // Codes into wo_repack's fragment order (16-column tiles, 64 or 32 rows per vector).
   const int64_t wo_steps = prep->Kpad / launch::wo_step_rows(v.code);
-  QL_ASSIGN_OR_RETURN(Tensor src_q, cuda_host::upload(device, w->qweight, DType::kI32));
+  Tensor src_q;
+  if (half_cols == 0) {
+    QL_ASSIGN_OR_RETURN(src_q, cuda_host::upload(device, w->qweight, DType::kI32));
+  } else {
+    // Paired: the packed words' columns in prepared order (the bias keeps the layer's order: the
+    // finish indexes it by the layer's column).
+    std::vector<uint32_t> paired(w->qweight.size());
+    const int64_t rows = static_cast<int64_t>(w->qweight.size()) / N;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t n = 0; n < N; ++n) {
+        paired[static_cast<std::size_t>(r * N + prepared_col(n))] =
+            w->qweight[static_cast<std::size_t>(r * N + n)];
+      }
+    }
+    QL_ASSIGN_OR_RETURN(src_q, cuda_host::upload(device, paired, DType::kI32));
+  }
   QL_ASSIGN_OR_RETURN(prep->w, cuda_host::device_bytes(
                                    device, static_cast<std::size_t>(prep->tiles * wo_steps * 512)));
   QL_CUDA(launch::wo_repack(v.code, src_q.data_as<uint32_t>(), nullptr,
@@ -312,7 +356,6 @@ PreparedResult cuda_prepare_int_gemv(std::string_view kernel, const Canonical& w
   QL_CUDA(cudaStreamSynchronize(stream));
   prep->perm = std::move(perm_dev);
 
-  v.pipe = prep->pipeline();
   for (int n8 = 1; n8 <= 2; ++n8) {
     launch::GemvVariant probe = v;
     probe.n8 = n8;
