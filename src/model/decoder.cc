@@ -73,16 +73,20 @@ const StepSkips& step_skips() {
   return skips;
 }
 
+// An on / off switch from the environment for A/B measurements from the CLI: 1 on, 0 off, -1
+// unset (or any other value).
+int env_switch(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return -1;
+  return std::string_view(v) == "1" ? 1 : std::string_view(v) == "0" ? 0 : -1;
+}
+
 // The residual add + RMSNorm done inside the linear layers around it when their kernels can
 // (docs/runner.md "The norm inside the linear layers"): DecoderOptions::fuse_norms in forwards
 // of at most norm_fusion_max_rows rows; QLINEAR_NORM_FUSION=1 turns it on at every row count and
-// =0 off, for every decoder (A/B measurements from the CLI).
+// =0 off, for every decoder.
 bool norm_fusion_enabled(const DecoderOptions& options, int64_t rows) {
-  static const int forced = [] {
-    const char* v = std::getenv("QLINEAR_NORM_FUSION");
-    if (v == nullptr) return -1;
-    return std::string_view(v) == "1" ? 1 : std::string_view(v) == "0" ? 0 : -1;
-  }();
+  static const int forced = env_switch("QLINEAR_NORM_FUSION");
   if (forced >= 0) return forced == 1;
   return options.fuse_norms && rows <= options.norm_fusion_max_rows;
 }
@@ -90,11 +94,7 @@ bool norm_fusion_enabled(const DecoderOptions& options, int64_t rows) {
 // The SwiGLU inside gate_up (DecoderOptions::fuse_swiglu; QLINEAR_SWIGLU_FUSION=1 / 0 overrides
 // it for every decoder, as QLINEAR_NORM_FUSION does the norms).
 bool swiglu_fusion_enabled(bool option) {
-  static const int forced = [] {
-    const char* v = std::getenv("QLINEAR_SWIGLU_FUSION");
-    if (v == nullptr) return -1;
-    return std::string_view(v) == "1" ? 1 : std::string_view(v) == "0" ? 0 : -1;
-  }();
+  static const int forced = env_switch("QLINEAR_SWIGLU_FUSION");
   return forced < 0 ? option : forced == 1;
 }
 
@@ -708,18 +708,15 @@ bool DeviceDecoder::fuse_norm(const RowProjection& before, int64_t rows,
                      [&](const ColumnPart& part) { return part.linear.fusion_at(after_rows).rms; });
 }
 
+// A kernel offers the SwiGLU only for a layer created with swiglu_halves, which place_part asks
+// for only when the fusion is enabled and the layer is a gate_up shard of exactly [gate | up]
+// (gate_up_halves; check_complete holds each half to inter_per_rank_), so fusion_at says it all.
 bool DeviceDecoder::fuse_swiglu(const ColumnProjection& gate_up, int64_t rows) const {
   const StepSkips& skip = step_skips();
-  if (!swiglu_fusion_enabled(options_.fuse_swiglu) || options_.on_linear_input || skip.gate_up ||
-      skip.silu || gate_up.parts.size() != 1 || gate_up.slots.size() != 2 || !gate_up.slots[0] ||
-      !gate_up.slots[1]) {
+  if (options_.on_linear_input || skip.gate_up || skip.silu || gate_up.parts.size() != 1) {
     return false;
   }
-  const ColumnPart& part = gate_up.parts.front();
-  return part.col == 0 && gate_up.slots[0]->begin == 0 &&
-         gate_up.slots[0]->size == inter_per_rank_ && gate_up.slots[1]->begin == inter_per_rank_ &&
-         gate_up.slots[1]->size == inter_per_rank_ && part.linear.N() == 2 * inter_per_rank_ &&
-         part.linear.fusion_at(rows).swiglu;
+  return gate_up.parts.front().linear.fusion_at(rows).swiglu;
 }
 
 bool DeviceDecoder::every_linear_capturable() const {
