@@ -11,6 +11,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace qlinear {
 namespace {
@@ -25,6 +29,23 @@ unsigned long long read_xcr0() {
   unsigned edx = 0;
   __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
   return (static_cast<unsigned long long>(edx) << 32) | eax;
+}
+
+// Linux gives a process AMX's tile data state only when it asks (arch_prctl
+// ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, kernel 5.16+; Documentation/arch/x86/xstate.rst);
+// without it the first tile instruction faults. Granted to the whole process, once: true when
+// AMX may be used.
+bool amx_permitted() {
+#if defined(__linux__) && defined(__x86_64__)
+  static const bool granted = [] {
+    constexpr long kReqXcompPerm = 0x1023;
+    constexpr long kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return granted;
+#else
+  return false;
+#endif
 }
 #endif
 
@@ -56,7 +77,7 @@ CpuFeatures detect_cpu_features() {
   features.avx512vl = os_avx512 && bit(ebx, 31);
   features.avx512_vnni = os_avx512 && bit(ecx, 11);
   // AMX: tile architecture (EDX 24) plus bf16 tiles (EDX 22), the part qlinear would use.
-  features.amx = os_amx && bit(edx, 24) && bit(edx, 22);
+  features.amx = os_amx && bit(edx, 24) && bit(edx, 22) && amx_permitted();
   const unsigned max_subleaf = eax;
   if (max_subleaf >= 1) {
     __cpuid_count(7, 1, eax, ebx, ecx, edx);

@@ -25,7 +25,7 @@ namespace {
 // bf16 number 128 + f (one OR), so the zero term absorbs 128 per field; an 8-bit code is two
 // fields, lo + 16*hi, so it absorbs 128 * 17.
 float zero_offset(Isa isa, int bits) {
-  if (isa != Isa::kAvx512) return 0.0f;
+  if (isa != Isa::kAvx512 && isa != Isa::kAmx) return 0.0f;
   return bits == 4 ? kAvx512Offset4 : kAvx512Offset8;
 }
 
@@ -40,6 +40,17 @@ int64_t panel_row_chunk(int64_t rows, int64_t tiles, int threads) {
   const int64_t per = (rows + chunks - 1) / chunks;
   return (per + kBlock - 1) / kBlock * kBlock;
 }
+// The AMX engine's rows per job: the same rule in blocks of 16 (an AMX tile's rows), so that only
+// a job's last block is partial. At most kPanelMaxRows (a multiple of 16) rows.
+int64_t amx_row_chunk(int64_t rows, int64_t tiles, int threads) {
+  constexpr int64_t kBlock = 16;
+  int64_t chunks = (rows + kPanelMaxRows - 1) / kPanelMaxRows;
+  const int64_t blocks = (rows + kBlock - 1) / kBlock;
+  while (chunks < blocks && tiles * chunks < 4 * int64_t{threads}) ++chunks;
+  const int64_t per = (rows + chunks - 1) / chunks;
+  return (per + kBlock - 1) / kBlock * kBlock;
+}
+static_assert(kPanelMaxRows % 16 == 0, "AMX jobs are whole blocks of 16 rows");
 // The most rows a panel job can get from panel_row_chunk (the ytile size it needs).
 constexpr int64_t kPanelRowChunkMax = (kPanelMaxRows + 5) / 6 * 6;
 
@@ -111,6 +122,12 @@ CallPlan plan_call(Isa isa, int bits, DType act, int64_t M) {
       plan.R = plan.split ? 2 * M : M;
       plan.engine = plan.R >= (bits == 4 ? kPanelMinRows4 : kPanelMinRows8) ? "panel" : "inline";
       break;
+    case Isa::kAmx:
+      // The avx512 rule for f16 / f32 activations; every M it runs (>= kAmxMinRows) on tiles.
+      plan.split = act == DType::kF32 || (act == DType::kF16 && M <= kSplitMaxM);
+      plan.R = plan.split ? 2 * M : M;
+      plan.engine = "amx";
+      break;
   }
   return plan;
 }
@@ -178,12 +195,16 @@ class TiledLinear final : public PreparedLinear {
     const ThreadBudget budget(ctx.threads, w_.tiles * M);
     const int threads = budget.threads();
 #if defined(__x86_64__)
-    if (isa_ == Isa::kAvx512) {
-      // bf16 rows straight from x (no f32 copy).
-      const bool panel = plan.engine == "panel";
+    if (isa_ == Isa::kAvx512 || isa_ == Isa::kAmx) {
+      // bf16 rows straight from x (no f32 copy); the AMX engine reads the panel engine's rows.
+      const bool amx = plan.engine == "amx";
+      const bool panel = plan.engine == "panel" || amx;
       const Rows rows =
           build_rows_avx512(w_, x, plan.split, panel, threads, b.pairs, b.sums, b.hb, b.permuted);
-      if (panel) {
+      if (amx) {
+        run_tiles(w_, rows, y, threads, tile_job_panel_amx, b.ytiles,
+                  amx_row_chunk(plan.R, w_.tiles, threads), true);
+      } else if (panel) {
         run_tiles(w_, rows, y, threads, tile_job_panel_avx512, b.ytiles,
                   panel_row_chunk(plan.R, w_.tiles, threads), true);
       } else {
@@ -233,8 +254,8 @@ class TiledLinear final : public PreparedLinear {
     Buffers b;
     const int64_t slots = max_threads();
     const int64_t K = w_.K;
-    if (isa_ == Isa::kAvx512) {
-      const bool panel = plan.engine == "panel";
+    if (isa_ == Isa::kAvx512 || isa_ == Isa::kAmx) {
+      const bool panel = plan.engine == "panel" || plan.engine == "amx";
       const Avx512RowsShape shape = avx512_rows_shape(w_, M, plan.split, panel);
       b.pairs = c.take<uint32_t>(shape.count * shape.stored);
       b.sums = c.take<float>(shape.count * w_.groups);
@@ -274,6 +295,10 @@ std::string_view missing_isa(Isa isa, const CpuFeatures& cpu) {
       if (!cpu.avx512bw) return "avx512bw";
       if (!cpu.avx512vl) return "avx512vl";
       if (!cpu.avx512_bf16) return "avx512_bf16";
+      return {};
+    case Isa::kAmx:
+      if (std::string_view gap = missing_isa(Isa::kAvx512, cpu); !gap.empty()) return gap;
+      if (!cpu.amx) return "amx (amx_tile and amx_bf16, enabled by the OS)";
       return {};
   }
   return {};
@@ -331,7 +356,17 @@ Verdict IntTileKernel::check(const LinearProblem& problem, const Device& device)
   QL_REQUIRE(require_int_activations(problem, /*int8_kernel=*/false));
   QL_REQUIRE(require_io_dtypes(problem));
   QL_REQUIRE(require_tile_groups(problem, 32 / problem.bits, "rows per packed word"));
+  if (isa_ == Isa::kAmx) {
+    // A tile step is 16 pairs = 32 rows of K, and a group's scale applies to whole steps.
+    QL_REQUIRE(require_tile_groups(problem, 32, "rows per AMX tile step"));
+    QL_REQUIRE(require_m_range(problem, kAmxMinRows, std::numeric_limits<int64_t>::max()));
+  }
   return Verdict::accept();
+}
+
+std::vector<int64_t> IntTileKernel::m_breakpoints() const {
+  if (isa_ == Isa::kAmx) return {kAmxMinRows};
+  return {};
 }
 
 std::vector<Engine> IntTileKernel::engines(const LinearProblem& problem) const {

@@ -44,7 +44,9 @@ inline constexpr int64_t kRowChunk = 96;
 inline constexpr float kAvx512Offset4 = 128.0f;
 inline constexpr float kAvx512Offset8 = 128.0f * 17.0f;
 
-enum class Isa { kGeneric, kAvx2, kAvx512 };
+// kAmx: the avx512 kernels' layout and rows, with the products of blocks of 16 activation rows on
+// AMX tiles (int_panel_amx.cc).
+enum class Isa { kGeneric, kAvx2, kAvx512, kAmx };
 
 // The first feature the kernels of `isa` need that `cpu` lacks ("" when none; kGeneric: none).
 std::string_view missing_isa(Isa isa, const CpuFeatures& cpu);
@@ -207,6 +209,16 @@ void tile_job_panel_avx2(const TiledWeights& w, const Rows& rows, int64_t tile, 
 // codes are decoded as themselves (offset 0: the kernel subtracts kAvx512Offset8 * s itself).
 void tile_job_panel_avx512(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0,
                            int64_t r1, float* ytile);
+// The AMX engine (int_panel_amx.cc): the panel engine's chunks, rows and epilogue, with the
+// products of each block of up to 16 activation rows by the chunk's 64 columns on AMX tiles
+// (TDPBF16PS, f32 accumulation per group segment, applied by the avx512 epilogue).
+void tile_job_panel_amx(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0,
+                        int64_t r1, float* ytile);
+// A panel of words [d0, d1) of a tile's codes (int_panel_avx512.cc): 4-bit words into exact
+// bf16 pairs 128 + nibble, pair 4 * (d - d0) + p = (nibble p, nibble p + 4); 8-bit words into
+// pairs 2 * (d - d0) + h of the codes of rows (4d + 2h, 4d + 2h + 1). [pairs][kTileN] u32.
+void decode_panel4(const uint32_t* q, int64_t d0, int64_t d1, uint32_t* panel);
+void decode_panel8(const uint32_t* q, int64_t d0, int64_t d1, uint32_t* panel);
 // The sizes of the avx512 rows of M activation rows: R rows of `stored` u32 pairs each.
 struct Avx512RowsShape {
   int64_t count = 0;
@@ -235,6 +247,7 @@ class IntTileKernel final : public LinearKernel {
   Platform platform() const override { return Platform::kCpu; }
   Verdict check(const LinearProblem& problem, const Device& device) const override;
   std::vector<Engine> engines(const LinearProblem& problem) const override;
+  std::vector<int64_t> m_breakpoints() const override;
   Result<std::unique_ptr<PreparedLinear>> prepare(const Canonical& weights,
                                                   const LinearProblem& problem,
                                                   DeviceContext& device) const override;
@@ -262,6 +275,10 @@ inline constexpr int64_t kPanelMinRows8 = 12;
 inline constexpr int64_t kPanelChunkRows = 128;
 // At most this many rows per panel-engine job (its output tile: kPanelMaxRows x 64 floats).
 inline constexpr int64_t kPanelMaxRows = 192;
+
+// The AMX kernels (cpu.w4a16.amx, cpu.w8a16.amx) take M from this many rows on: a block of 16
+// rows fills an AMX tile; below it the avx512 kernels (decode) keep the rows.
+inline constexpr int64_t kAmxMinRows = 16;
 
 // The AVX2 kernels use their panel engine (int_panel_avx2.cc) from this many activation rows on.
 // Measured (2 threads, Zen 4 run as AVX2, 4 shapes, against the inline micro-kernel below 64 rows

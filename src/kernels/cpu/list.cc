@@ -25,6 +25,8 @@
   X(cpu_w4a8_avx512vnni)       \
   X(cpu_w8a8_avx512vnni)       \
   X(cpu_int_a8_avx2)           \
+  X(cpu_w4a16_amx)             \
+  X(cpu_w8a16_amx)             \
   X(cpu_w4a16_avx512)          \
   X(cpu_w8a16_avx512)          \
   X(cpu_int_i16_avx2)          \

@@ -177,7 +177,9 @@ Device host() {
 // Relative error allowed against sum |x*w|: bf16-rounded activations (avx512 with f16 input
 // and M > kSplitMaxM; bf16 input is exact, f32 is split into hi + lo) or f32 accumulation.
 double tolerance(const std::string& kernel, DType dtype, int64_t M) {
-  const bool avx512 = kernel.find("avx512") != std::string::npos;
+  // The AMX kernels take the avx512 kernels' rows.
+  const bool avx512 =
+      kernel.find("avx512") != std::string::npos || kernel.find(".amx") != std::string::npos;
   if (avx512 && dtype == DType::kF16 && M > int_tiles::kSplitMaxM) return std::ldexp(1.0, -8);
   return 2e-5;
 }
@@ -195,6 +197,8 @@ void expect_layer_matches(const std::string& name, const Layer& layer, int64_t M
   const Device device = host();
   LinearProblem problem = LinearProblem::from_canonical(layer.canonical);
   problem.act_dtype = dtype;
+  // The AMX kernels take a range of M (from kAmxMinRows); the problem says which M runs.
+  if (name.find(".amx") != std::string::npos) problem.m_min = problem.m_max = M;
   const Verdict verdict = kernel->check(problem, device);
   if (verdict.reason == Reason::kMissingIsa) GTEST_SKIP() << verdict.to_string();
   ASSERT_TRUE(verdict.ok()) << verdict.to_string();
@@ -411,6 +415,42 @@ TEST(IntNativeTest, PanelEngineMatchesAcrossLayouts) {
   }
 }
 
+TEST(IntNativeTest, AmxEngineMatchesAcrossLayouts) {
+  // The AMX kernels (skipped where the CPU or the OS does not give AMX): group sizes of one, two
+  // and four 32-row tile steps, a group spanning 128-row chunks, channelwise; zeros, act-order,
+  // bias, ragged N, every activation dtype and scale store, and row counts that leave every kind
+  // of partial 16-row block and need several jobs per tile.
+  for (const std::string& name : {std::string("cpu.w4a16.amx"), std::string("cpu.w8a16.amx")}) {
+    const int bits = kernel_bits(name);
+    for (const auto& [group, K] : {std::pair<int, int64_t>{32, 288},
+                                   {64, 320},
+                                   {96, 288},
+                                   {128, 384},
+                                   {256, 512},
+                                   {288, 288}}) {
+      for (bool zeros : {false, true}) {
+        for (int64_t M : {16, 23}) {
+          expect_matches(name, Case{bits, K, 136, group, zeros}, M, DType::kBF16);
+        }
+      }
+    }
+    for (bool act_order : {false, true}) {
+      expect_matches(name, Case{bits, 512, 200, 64, true, act_order, true}, 17, DType::kF32);
+      expect_matches(name, Case{bits, 512, 200, 128, false, act_order, true}, 40, DType::kF16);
+    }
+    for (int64_t M : {16, 17, 31, 32, 33, 47, 200}) {
+      for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+        expect_matches(name, Case{bits, 256, 72, 128, true, false, M % 2 == 1}, M, dtype);
+      }
+    }
+    for (ScaleKind scales : {ScaleKind::kBf16Exact, ScaleKind::kF32Only}) {
+      expect_matches(name, Case{bits, 256, 64, 64, true, false, false, scales}, 20, DType::kBF16);
+    }
+    expect_matches(name, Case{bits, 2048, 64, 2048, true}, 48, DType::kBF16, 1);
+    expect_matches(name, Case{bits, 2048, 64, 2048, true}, 48, DType::kBF16, 2);
+  }
+}
+
 TEST(IntNativeTest, ThreadCountsAgreeAndNestedCallsRun) {
   for (const std::string& name : native_kernels()) {
     const int bits = kernel_bits(name) == 0 ? 4 : kernel_bits(name);
@@ -499,6 +539,36 @@ TEST(IntNativeTest, CheckRejectsWithCatalogueReasons) {
   LinearProblem fp8 = problem;
   fp8.scheme = WeightScheme::kFp8;
   EXPECT_EQ(gen->check(fp8, generic.value()).reason, Reason::kScheme);
+
+  // The AMX kernel: needs AMX beside AVX-512, whole 32-row tile steps per group, M >= 16.
+  Result<Device> amx = simulate_target("cpu:amx");
+  ASSERT_TRUE(amx.ok());
+  const LinearKernel* w4_amx = find_kernel("cpu.w4a16.amx");
+  ASSERT_NE(w4_amx, nullptr);
+  LinearProblem prefill = problem;
+  prefill.m_min = int_tiles::kAmxMinRows;
+  prefill.m_max = 4096;
+  EXPECT_TRUE(w4_amx->check(prefill, amx.value()).ok());
+  v = w4_amx->check(prefill, avx512.value());
+  EXPECT_EQ(v.reason, Reason::kMissingIsa);
+  EXPECT_NE(v.detail.find("amx"), std::string::npos) << v.detail;
+  EXPECT_EQ(w4_amx->check(prefill, avx2.value()).reason, Reason::kMissingIsa);
+  LinearProblem decode = prefill;
+  decode.m_min = 1;
+  decode.m_max = int_tiles::kAmxMinRows - 1;
+  EXPECT_EQ(w4_amx->check(decode, amx.value()).reason, Reason::kMRange);
+  LinearProblem group96 = prefill;
+  group96.group_size = 96;  // three tile steps: accepted
+  group96.K = 288;
+  EXPECT_TRUE(w4_amx->check(group96, amx.value()).ok());
+  LinearProblem group48 = prefill;
+  group48.group_size = 48;  // six packed words, one and a half tile steps
+  group48.K = 288;
+  v = w4_amx->check(group48, amx.value());
+  EXPECT_EQ(v.reason, Reason::kGroupSize);
+  EXPECT_NE(v.detail.find("group_size=48"), std::string::npos) << v.detail;
+  EXPECT_TRUE(w4_512->check(group48, avx512.value()).ok());  // the avx512 kernel takes it
+  EXPECT_EQ(w4_amx->check(eight, amx.value()).reason, Reason::kBits);
 }
 
 }  // namespace
