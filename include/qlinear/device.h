@@ -60,9 +60,9 @@ Location device_location(const Device& device);
 // error that says which and why.
 Result<Device> detect_device(std::string_view spec);
 
-// A simulated device: cpu:generic | cpu:avx2 | cpu:avx512 | cuda:smNN | opencl:intel-gpu (an
-// Xe-HPG GPU with XMX, Arc A770 class) | opencl:intel-xe-lp (an integrated Xe-LP GPU: subgroups,
-// no XMX) | opencl:pocl (no fp16, no subgroups), and "xpu" for opencl:intel-gpu. Unknown
+// A simulated device: cpu:generic | cpu:avx2 | cpu:avx512 | cpu:amx | cuda:smNN | opencl:intel-gpu
+// (an Xe-HPG GPU with XMX, Arc A770 class) | opencl:intel-xe-lp (an integrated Xe-LP GPU:
+// subgroups, no XMX) | opencl:pocl (no fp16, no subgroups), and "xpu" for opencl:intel-gpu. Unknown
 // targets list the accepted ones.
 Result<Device> simulate_target(std::string_view target);
 

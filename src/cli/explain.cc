@@ -261,7 +261,7 @@ void add_explain_command(CLI::App& app, CommandContext& ctx) {
                             ->capture_default_str();
   CLI::Option* target = cmd->add_option(
       "--target", opts->target,
-      "Simulate a device: cpu:generic|cpu:avx2|cpu:avx512|cuda:smNN|opencl:intel-gpu|"
+      "Simulate a device: cpu:generic|cpu:avx2|cpu:avx512|cpu:amx|cuda:smNN|opencl:intel-gpu|"
       "opencl:intel-xe-lp|opencl:pocl|xpu");
   target->excludes(device);
   cmd->add_option("--linear-backend", opts->backend, "auto, native, blas or reference")

@@ -32,7 +32,8 @@ constexpr CudaPart kCudaParts[] = {
 };
 
 constexpr const char* kAcceptedTargets =
-    "cpu:generic, cpu:avx2, cpu:avx512, cuda:smNN (sm70, sm75, sm80, sm86, sm89, sm90, sm100, "
+    "cpu:generic, cpu:avx2, cpu:avx512, cpu:amx, cuda:smNN (sm70, sm75, sm80, sm86, sm89, sm90, "
+    "sm100, "
     "sm120), opencl:intel-gpu, opencl:intel-xe-lp, opencl:pocl, xpu";
 
 std::string cuda_parts_list() {
@@ -166,13 +167,15 @@ Result<Device> detect_device(std::string_view spec) {
 
 Result<Device> simulate_target(std::string_view target) {
   if (target == "cpu:generic") return simulated_cpu(target);
-  if (target == "cpu:avx2" || target == "cpu:avx512") {
+  if (target == "cpu:avx2" || target == "cpu:avx512" || target == "cpu:amx") {
     Device device = simulated_cpu(target);
     device.cpu.avx2 = device.cpu.fma = device.cpu.f16c = true;
-    if (target == "cpu:avx512") {
+    if (target != "cpu:avx2") {
       device.cpu.avx512f = device.cpu.avx512bw = device.cpu.avx512vl = true;
       device.cpu.avx512_vnni = device.cpu.avx512_bf16 = true;
     }
+    // cpu:amx: a Sapphire Rapids class Xeon (AVX-512 plus AMX tiles, permitted by the OS).
+    device.cpu.amx = target == "cpu:amx";
     return device;
   }
   if (target.starts_with("cuda:sm")) {

@@ -648,6 +648,66 @@ TEST_F(ExplainLayerErrors, Int8ActivationsOnAvx2SelectTheAvx2Kernel) {
   EXPECT_GT(int_layers, 0);
 }
 
+// On a CPU with AMX the int layers run the AMX kernel from M = 16 (a full tile of rows) and the
+// avx512 kernel below it, and explain says why each range went where; without AMX (cpu:avx512)
+// the AMX kernel is listed as rejected for the missing ISA.
+TEST_F(ExplainLayerErrors, AmxTargetSplitsTheMRangeAtSixteen) {
+  const nlohmann::json amx = explain_json(model_->dir, {"--target", "cpu:amx", "--max-rows", "64"});
+  int int_layers = 0;
+  for (const nlohmann::json& row : amx["layers"]) {
+    if (row["scheme"].get<std::string>().rfind("dense", 0) == 0) continue;
+    ++int_layers;
+    bool decode_seen = false;
+    bool prefill_seen = false;
+    for (const nlohmann::json& sel : row["selections"]) {
+      const int64_t m_min = sel["m_min"].get<int64_t>();
+      const std::string kernel = sel["kernel"].get<std::string>();
+      if (m_min < 16) {
+        decode_seen = true;
+        EXPECT_LE(sel["m_max"].get<int64_t>(), 15) << row.dump();
+        EXPECT_EQ(kernel.find(".amx"), std::string::npos) << row.dump();
+        bool listed = false;
+        for (const nlohmann::json& rej : sel["rejected"]) {
+          if (rej["kernel"].get<std::string>().find(".amx") == std::string::npos) continue;
+          if (rej["kernel"].get<std::string>().find("w4a16") == std::string::npos) continue;
+          listed = true;
+          EXPECT_EQ(rej["reason"].get<std::string>().rfind("m-range", 0), 0u) << rej.dump();
+        }
+        EXPECT_TRUE(listed) << row.dump();
+      } else {
+        prefill_seen = true;
+        EXPECT_EQ(kernel, "cpu.w4a16.amx") << row.dump();
+      }
+    }
+    EXPECT_TRUE(decode_seen && prefill_seen) << row.dump();
+    for (const nlohmann::json& bucket : row["buckets"]) {
+      const bool amx_bucket = bucket["kernel"] == "cpu.w4a16.amx";
+      EXPECT_EQ(amx_bucket, bucket["m_min"].get<int64_t>() >= 16) << bucket.dump();
+      if (amx_bucket) {
+        EXPECT_EQ(bucket["engine"], "amx") << bucket.dump();
+      }
+    }
+  }
+  EXPECT_GT(int_layers, 0);
+
+  const nlohmann::json avx512 =
+      explain_json(model_->dir, {"--target", "cpu:avx512", "--max-rows", "64"});
+  for (const nlohmann::json& row : avx512["layers"]) {
+    if (row["scheme"].get<std::string>().rfind("dense", 0) == 0) continue;
+    for (const nlohmann::json& sel : row["selections"]) {
+      EXPECT_EQ(sel["kernel"].get<std::string>().find(".amx"), std::string::npos) << row.dump();
+      bool listed = false;
+      for (const nlohmann::json& rej : sel["rejected"]) {
+        if (rej["kernel"] != "cpu.w4a16.amx") continue;
+        listed = true;
+        EXPECT_EQ(rej["reason"].get<std::string>().rfind("missing-isa", 0), 0u) << rej.dump();
+        EXPECT_NE(rej["reason"].get<std::string>().find("amx"), std::string::npos) << rej.dump();
+      }
+      EXPECT_TRUE(listed) << row.dump();
+    }
+  }
+}
+
 // A qlinear built with the backend (a developer's CUDA or OpenCL build) answers with the device or
 // the runtime's own error instead: those parts are then not this test's business.
 TEST_F(ExplainLayerErrors, DeviceNotCompiled) {

@@ -119,6 +119,11 @@ TEST(DeviceTest, SimulatedCpuTargets) {
   EXPECT_FALSE(avx512->cpu.amx);
   EXPECT_EQ(avx512->describe().find("simulated cpu avx2 fma f16c avx512f"), 0u)
       << avx512->describe();
+
+  auto amx = simulate_target("cpu:amx");
+  ASSERT_TRUE(amx.ok());
+  EXPECT_TRUE(amx->cpu.avx512f && amx->cpu.avx512_bf16 && amx->cpu.amx);
+  EXPECT_NE(amx->describe().find("avx512_bf16 amx"), std::string::npos) << amx->describe();
 }
 
 TEST(DeviceTest, SimulatedCudaTargets) {
@@ -165,7 +170,7 @@ TEST(DeviceTest, UnknownTargetListsTheAcceptedOnes) {
   auto device = simulate_target("cpu:sse2");
   ASSERT_FALSE(device.ok());
   EXPECT_EQ(device.status().code(), ErrorCode::kInvalidArgument);
-  for (const char* accepted : {"cpu:generic", "cpu:avx2", "cpu:avx512", "cuda:smNN",
+  for (const char* accepted : {"cpu:generic", "cpu:avx2", "cpu:avx512", "cpu:amx", "cuda:smNN",
                                "opencl:intel-gpu", "opencl:intel-xe-lp", "opencl:pocl", "xpu"}) {
     EXPECT_NE(device.status().message().find(accepted), std::string::npos) << accepted;
   }
