@@ -9,7 +9,7 @@
 // OS's permission (detect_cpu_features asks for it), and AVX-512 BF16 for the rows and epilogue
 // accuracy: weights exact; bf16 activations exact, f32 accumulation; f32 activations split into
 // bf16 hi + lo as the avx512 kernel (~1e-6 relative); f16 rounded to bf16 (~1e-3, tolerance 1e-2)
-// tested on: Intel Xeon (Sapphire Rapids class, amx_bf16), 2 cores
+// tested on: Intel Xeon with amx_bf16 (the GPU machine host, 16 cores), xeon-amx-2026-12-06
 #include "kernels/cpu/int_tiles.h"
 
 namespace qlinear {
