@@ -1,7 +1,7 @@
 // The AMX engine of cpu.w4a16.amx and cpu.w8a16.amx (layout: int_tiles.h; rows: the avx512 panel
 // engine's, build_rows_avx512). Per job (one 64-column tile, a chunk of activation rows) and per
 // K chunk of kPanelChunkRows rows, the tile's codes are decoded once into the panel engine's exact
-// bf16 pairs [pairs][64 columns] (decode_panel4 / decode_panel8). That panel is already the B
+// bf16 pairs [pairs][64 columns] (decode_panel). That panel is already the B
 // operand of TDPBF16PS: a tile row is 16 consecutive pairs of 16 columns (64 bytes, stride 256),
 // and the rows' chunk-major pairs are its A operand (16 pairs of one activation row per tile
 // row). Per block of up to 16 rows and group segment (whole steps of 16 pairs = 32 rows of K):
@@ -67,7 +67,6 @@ QLINEAR_AMX void tile_job_panel_amx(const TiledWeights& w, const Rows& rows, int
   alignas(64) float acc[4][kTileRows * 16];
   const uint32_t* q = w.tile_q(tile);
   const bool eight = w.bits == 8;
-  const int64_t rows_per_word = eight ? 4 : 8;
   const int64_t group_pairs = w.K / w.groups / 2;
   const TileParams params(w, tile);
   const int64_t rpo = rows.rows_per_out;
@@ -75,11 +74,7 @@ QLINEAR_AMX void tile_job_panel_amx(const TiledWeights& w, const Rows& rows, int
   int configured = 0;
   for (int64_t k0 = 0; k0 < w.K; k0 += kPanelChunkRows) {
     const int64_t k1 = std::min(w.K, k0 + kPanelChunkRows);
-    if (eight) {
-      decode_panel8(q, k0 / rows_per_word, k1 / rows_per_word, panel);
-    } else {
-      decode_panel4(q, k0 / rows_per_word, k1 / rows_per_word, panel);
-    }
+    decode_panel(q, w.bits, k0, k1, panel);
     const int64_t p0 = k0 / 2;
     const int64_t p1 = k1 / 2;
     for (int64_t r = r0; r < r1; r += kTileRows) {

@@ -113,6 +113,45 @@ constexpr PanelFn kPanelFns[kMaxRows] = {&panel_rows<1, kFix>, &panel_rows<2, kF
                                          &panel_rows<3, kFix>, &panel_rows<4, kFix>,
                                          &panel_rows<5, kFix>, &panel_rows<6, kFix>};
 
+// Words [d0, d1) of a 4-bit tile into pairs 4*(d - d0) + p.
+QLINEAR_AVX512 void decode4(const uint32_t* q, int64_t d0, int64_t d1, uint32_t* panel) {
+  const __m512i mask = _mm512_set1_epi32(0x000F000F);
+  const __m512i magic = _mm512_set1_epi32(0x43004300);
+  for (int64_t d = d0; d < d1; ++d) {
+    const uint32_t* words = q + d * kTileN;
+    uint32_t* out = panel + (d - d0) * 4 * kTileN;
+    for (int j = 0; j < 4; ++j) {
+      const __m512i raw = _mm512_loadu_si512(words + 16 * j);
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p) {
+        const __m512i shifted = p == 0 ? raw : _mm512_srli_epi32(raw, 4 * p);
+        _mm512_store_si512(out + p * kTileN + 16 * j,
+                           _mm512_ternarylogic_epi32(shifted, mask, magic, 0xEA));  // (a&b)|c
+      }
+    }
+  }
+}
+
+// Words [d0, d1) of an 8-bit tile into pairs 2*(d - d0) + h: codes of rows (4d+2h, 4d+2h+1).
+QLINEAR_AVX512 void decode8(const uint32_t* q, int64_t d0, int64_t d1, uint32_t* panel) {
+  const __m512i byte = _mm512_set1_epi32(0xFF);
+  for (int64_t d = d0; d < d1; ++d) {
+    const uint32_t* words = q + d * kTileN;
+    uint32_t* out = panel + (d - d0) * 2 * kTileN;
+    for (int j = 0; j < 4; ++j) {
+      const __m512i raw = _mm512_loadu_si512(words + 16 * j);
+      const __m512i f0 = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_and_si512(raw, byte)));
+      const __m512i f1 = _mm512_castps_si512(
+          _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(raw, 8), byte)));
+      const __m512i f2 = _mm512_castps_si512(
+          _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(raw, 16), byte)));
+      const __m512i f3 = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32(raw, 24)));
+      _mm512_store_si512(out + 16 * j, _mm512_or_si512(_mm512_srli_epi32(f0, 16), f1));
+      _mm512_store_si512(out + kTileN + 16 * j, _mm512_or_si512(_mm512_srli_epi32(f2, 16), f3));
+    }
+  }
+}
+
 // bf16 bits (low 16 of each lane) of v, rounded to nearest even; NaN stays a quiet NaN (as
 // core/dtype.h f32_to_bf16).
 QLINEAR_AVX512 inline __m512i bf16_bits(__m512 v) {
@@ -258,42 +297,13 @@ QLINEAR_AVX512 void build_row(const TiledWeights& w, const void* src, DType dtyp
 
 }  // namespace
 
-// Words [d0, d1) of a 4-bit tile into pairs 4*(d - d0) + p.
-QLINEAR_AVX512 void decode_panel4(const uint32_t* q, int64_t d0, int64_t d1, uint32_t* panel) {
-  const __m512i mask = _mm512_set1_epi32(0x000F000F);
-  const __m512i magic = _mm512_set1_epi32(0x43004300);
-  for (int64_t d = d0; d < d1; ++d) {
-    const uint32_t* words = q + d * kTileN;
-    uint32_t* out = panel + (d - d0) * 4 * kTileN;
-    for (int j = 0; j < 4; ++j) {
-      const __m512i raw = _mm512_loadu_si512(words + 16 * j);
-#pragma GCC unroll 4
-      for (int p = 0; p < 4; ++p) {
-        const __m512i shifted = p == 0 ? raw : _mm512_srli_epi32(raw, 4 * p);
-        _mm512_store_si512(out + p * kTileN + 16 * j,
-                           _mm512_ternarylogic_epi32(shifted, mask, magic, 0xEA));  // (a&b)|c
-      }
-    }
-  }
-}
-
-// Words [d0, d1) of an 8-bit tile into pairs 2*(d - d0) + h: codes of rows (4d+2h, 4d+2h+1).
-QLINEAR_AVX512 void decode_panel8(const uint32_t* q, int64_t d0, int64_t d1, uint32_t* panel) {
-  const __m512i byte = _mm512_set1_epi32(0xFF);
-  for (int64_t d = d0; d < d1; ++d) {
-    const uint32_t* words = q + d * kTileN;
-    uint32_t* out = panel + (d - d0) * 2 * kTileN;
-    for (int j = 0; j < 4; ++j) {
-      const __m512i raw = _mm512_loadu_si512(words + 16 * j);
-      const __m512i f0 = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_and_si512(raw, byte)));
-      const __m512i f1 = _mm512_castps_si512(
-          _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(raw, 8), byte)));
-      const __m512i f2 = _mm512_castps_si512(
-          _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(raw, 16), byte)));
-      const __m512i f3 = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32(raw, 24)));
-      _mm512_store_si512(out + 16 * j, _mm512_or_si512(_mm512_srli_epi32(f0, 16), f1));
-      _mm512_store_si512(out + kTileN + 16 * j, _mm512_or_si512(_mm512_srli_epi32(f2, 16), f3));
-    }
+QLINEAR_AVX512 void decode_panel(const uint32_t* q, int bits, int64_t k0, int64_t k1,
+                                 uint32_t* panel) {
+  const int64_t rows_per_word = 32 / bits;
+  if (bits == 8) {
+    decode8(q, k0 / rows_per_word, k1 / rows_per_word, panel);
+  } else {
+    decode4(q, k0 / rows_per_word, k1 / rows_per_word, panel);
   }
 }
 
@@ -302,7 +312,6 @@ QLINEAR_AVX512 void tile_job_panel_avx512(const TiledWeights& w, const Rows& row
   alignas(64) uint32_t panel[kChunkPairs * kTileN];
   const uint32_t* q = w.tile_q(tile);
   const bool eight = w.bits == 8;
-  const int64_t rows_per_word = eight ? 4 : 8;
   Chunk c{};
   c.panel = panel;
   c.group_pairs = w.K / w.groups / 2;
@@ -313,11 +322,7 @@ QLINEAR_AVX512 void tile_job_panel_avx512(const TiledWeights& w, const Rows& row
   const int64_t o0 = r0 / rpo;
   for (int64_t k0 = 0; k0 < w.K; k0 += kChunkRows) {
     const int64_t k1 = std::min(w.K, k0 + kChunkRows);
-    if (eight) {
-      decode_panel8(q, k0 / rows_per_word, k1 / rows_per_word, panel);
-    } else {
-      decode_panel4(q, k0 / rows_per_word, k1 / rows_per_word, panel);
-    }
+    decode_panel(q, w.bits, k0, k1, panel);
     c.p0 = k0 / 2;
     c.p1 = k1 / 2;
     for (int64_t r = r0; r < r1; r += kMaxRows) {

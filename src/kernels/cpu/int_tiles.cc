@@ -29,30 +29,23 @@ float zero_offset(Isa isa, int bits) {
   return bits == 4 ? kAvx512Offset4 : kAvx512Offset8;
 }
 
-// Rows per job of the panel engine: as many as fit kPanelMaxRows (the decode of a tile's chunk
-// is shared by all of them), split further while there are fewer than 4 jobs per thread;
-// a multiple of 6 (the row block, and even: hi/lo pairs stay in one job).
-int64_t panel_row_chunk(int64_t rows, int64_t tiles, int threads) {
-  constexpr int64_t kBlock = 6;
+// Rows per job of the panel and AMX engines: as many as fit kPanelMaxRows (the decode of a tile's
+// chunk is shared by all of them), split further while there are fewer than 4 jobs per thread;
+// a multiple of `block`, the engine's row block (panel: 6, even so hi/lo pairs stay in one job;
+// AMX: 16, a tile's rows, so only a job's last block is partial).
+int64_t job_rows(int64_t rows, int64_t tiles, int threads, int64_t block) {
   int64_t chunks = (rows + kPanelMaxRows - 1) / kPanelMaxRows;
-  const int64_t blocks = (rows + kBlock - 1) / kBlock;
+  const int64_t blocks = (rows + block - 1) / block;
   while (chunks < blocks && tiles * chunks < 4 * int64_t{threads}) ++chunks;
   const int64_t per = (rows + chunks - 1) / chunks;
-  return (per + kBlock - 1) / kBlock * kBlock;
+  return (per + block - 1) / block * block;
 }
-// The AMX engine's rows per job: the same rule in blocks of 16 (an AMX tile's rows), so that only
-// a job's last block is partial. At most kPanelMaxRows (a multiple of 16) rows.
-int64_t amx_row_chunk(int64_t rows, int64_t tiles, int threads) {
-  constexpr int64_t kBlock = 16;
-  int64_t chunks = (rows + kPanelMaxRows - 1) / kPanelMaxRows;
-  const int64_t blocks = (rows + kBlock - 1) / kBlock;
-  while (chunks < blocks && tiles * chunks < 4 * int64_t{threads}) ++chunks;
-  const int64_t per = (rows + chunks - 1) / chunks;
-  return (per + kBlock - 1) / kBlock * kBlock;
-}
-static_assert(kPanelMaxRows % 16 == 0, "AMX jobs are whole blocks of 16 rows");
-// The most rows a panel job can get from panel_row_chunk (the ytile size it needs).
-constexpr int64_t kPanelRowChunkMax = (kPanelMaxRows + 5) / 6 * 6;
+constexpr int64_t kPanelRowBlock = 6;
+constexpr int64_t kAmxRowBlock = 16;
+static_assert(kPanelMaxRows % kAmxRowBlock == 0, "AMX jobs are whole blocks of 16 rows");
+// The most rows a panel or AMX job can get from job_rows (the ytile size it needs).
+constexpr int64_t kPanelRowChunkMax =
+    (kPanelMaxRows + kPanelRowBlock - 1) / kPanelRowBlock * kPanelRowBlock;
 
 // f32 per code field for the avx2 and generic paths: values[r, d, i] = x[d*F + i] for the
 // F = 32/bits fields of word d (stride 8). avx2 decodes field i < F-1 as
@@ -116,17 +109,17 @@ CallPlan plan_call(Isa isa, int bits, DType act, int64_t M) {
       plan.engine = M >= kAvx2PanelMinRows ? "panel" : "inline";
       break;
     case Isa::kAvx512:
-      // f32 keeps ~f32 accuracy at every M; f16 is exact as hi + lo but pays the second pass only
-      // where it is free (decode); bf16 is exact as is.
-      plan.split = act == DType::kF32 || (act == DType::kF16 && M <= kSplitMaxM);
-      plan.R = plan.split ? 2 * M : M;
-      plan.engine = plan.R >= (bits == 4 ? kPanelMinRows4 : kPanelMinRows8) ? "panel" : "inline";
-      break;
     case Isa::kAmx:
-      // The avx512 rule for f16 / f32 activations; every M it runs (>= kAmxMinRows) on tiles.
+      // f32 keeps ~f32 accuracy at every M; f16 is exact as hi + lo but pays the second pass only
+      // where it is free (decode); bf16 is exact as is. AMX runs every M it takes
+      // (>= kAmxMinRows) on tiles.
       plan.split = act == DType::kF32 || (act == DType::kF16 && M <= kSplitMaxM);
       plan.R = plan.split ? 2 * M : M;
-      plan.engine = "amx";
+      if (isa == Isa::kAmx) {
+        plan.engine = "amx";
+      } else {
+        plan.engine = plan.R >= (bits == 4 ? kPanelMinRows4 : kPanelMinRows8) ? "panel" : "inline";
+      }
       break;
   }
   return plan;
@@ -203,10 +196,10 @@ class TiledLinear final : public PreparedLinear {
           build_rows_avx512(w_, x, plan.split, panel, threads, b.pairs, b.sums, b.hb, b.permuted);
       if (amx) {
         run_tiles(w_, rows, y, threads, tile_job_panel_amx, b.ytiles,
-                  amx_row_chunk(plan.R, w_.tiles, threads), true);
+                  job_rows(plan.R, w_.tiles, threads, kAmxRowBlock), true);
       } else if (panel) {
         run_tiles(w_, rows, y, threads, tile_job_panel_avx512, b.ytiles,
-                  panel_row_chunk(plan.R, w_.tiles, threads), true);
+                  job_rows(plan.R, w_.tiles, threads, kPanelRowBlock), true);
       } else {
         run_tiles(w_, rows, y, threads, tile_job_avx512, b.ytiles);
       }

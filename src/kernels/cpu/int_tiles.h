@@ -214,11 +214,11 @@ void tile_job_panel_avx512(const TiledWeights& w, const Rows& rows, int64_t tile
 // (TDPBF16PS, f32 accumulation per group segment, applied by the avx512 epilogue).
 void tile_job_panel_amx(const TiledWeights& w, const Rows& rows, int64_t tile, int64_t r0,
                         int64_t r1, float* ytile);
-// A panel of words [d0, d1) of a tile's codes (int_panel_avx512.cc): 4-bit words into exact
-// bf16 pairs 128 + nibble, pair 4 * (d - d0) + p = (nibble p, nibble p + 4); 8-bit words into
-// pairs 2 * (d - d0) + h of the codes of rows (4d + 2h, 4d + 2h + 1). [pairs][kTileN] u32.
-void decode_panel4(const uint32_t* q, int64_t d0, int64_t d1, uint32_t* panel);
-void decode_panel8(const uint32_t* q, int64_t d0, int64_t d1, uint32_t* panel);
+// The panel of rows [k0, k1) of K of a tile's codes (int_panel_avx512.cc; k0, k1 multiples of
+// the rows per word): 4-bit words into exact bf16 pairs 128 + nibble, pair 4 * (d - d0) + p =
+// (nibble p, nibble p + 4) of word d; 8-bit words into pairs 2 * (d - d0) + h of the codes of rows
+// (4d + 2h, 4d + 2h + 1). [pairs][kTileN] u32.
+void decode_panel(const uint32_t* q, int bits, int64_t k0, int64_t k1, uint32_t* panel);
 // The sizes of the avx512 rows of M activation rows: R rows of `stored` u32 pairs each.
 struct Avx512RowsShape {
   int64_t count = 0;
