@@ -1,7 +1,8 @@
 // cpu_attention.h: per block of keys, the rows are widened to an f32 tile once, every query head
 // of the KV head is scored against the tile, the online softmax moves, and the value tile is added
-// into every head's accumulator. The three tile steps have a portable form and an AVX-512 form
-// (intrinsics in functions with a target attribute: the library is built for baseline x86-64).
+// into every head's accumulator. The four tile steps have a portable form, an AVX2 form and an
+// AVX-512 form (intrinsics in functions with a target attribute: the library is built for
+// baseline x86-64).
 #include "model/cpu_attention.h"
 
 #include <algorithm>
@@ -14,7 +15,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#define QL_ATTENTION_AVX512 1
+#define QL_ATTENTION_X86 1
 #endif
 
 namespace qlinear::cpu_attention {
@@ -90,7 +91,7 @@ struct TileSteps {
 constexpr TileSteps kPortable{widen_portable, score_portable, accumulate_portable,
                               exp_shifted_portable};
 
-#if QL_ATTENTION_AVX512
+#if QL_ATTENTION_X86
 #define QL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
 
 QL_AVX512 inline __mmask16 tail_mask(int64_t left) {
@@ -163,16 +164,120 @@ QL_AVX512 void exp_shifted_avx512(float* s, int64_t n, float sub) {
 }
 #undef QL_AVX512
 constexpr TileSteps kAvx512{widen_avx512, score_avx512, accumulate_avx512, exp_shifted_avx512};
+
+#define QL_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+// Lanes [0, min(left, 8)) for maskload / maskstore.
+QL_AVX2 inline __m256i lanes_below(int64_t left) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(left)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+QL_AVX2 inline float reduce_add8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+QL_AVX2 void widen_avx2(const std::byte* base, int64_t stride, DType dtype, const float* scales,
+                        int64_t scale_stride, int64_t p0, int64_t n, int64_t d, float* tile) {
+  if (dtype != DType::kBF16 && dtype != DType::kF16) {
+    widen_portable(base, stride, dtype, scales, scale_stride, p0, n, d, tile);
+    return;
+  }
+  const int64_t full = d / 8 * 8;
+  for (int64_t j = 0; j < n; ++j) {
+    const auto* row = reinterpret_cast<const uint16_t*>(row_of(base, stride, p0 + j));
+    float* out = tile + j * d;
+    for (int64_t i = 0; i < full; i += 8) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i));
+      const __m256 f = dtype == DType::kBF16
+                           ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16))
+                           : _mm256_cvtph_ps(h);
+      _mm256_storeu_ps(out + i, f);
+    }
+    if (full < d) {
+      convert_to_f32(row + full, dtype, static_cast<std::size_t>(d - full), out + full);
+    }
+  }
+}
+
+// Two chains per dot (head sizes are 64-256: one chain would wait on the FMA latency).
+QL_AVX2 void score_avx2(const float* q, int64_t heads, int64_t d, const float* tile, int64_t n,
+                        float scale, float* s) {
+  const int64_t full = d / 8 * 8;
+  const __m256i tail = lanes_below(d - full);
+  for (int64_t g = 0; g < heads; ++g) {
+    const float* qg = q + g * d;
+    for (int64_t j = 0; j < n; ++j) {
+      const float* k = tile + j * d;
+      __m256 acc0 = _mm256_setzero_ps();
+      __m256 acc1 = _mm256_setzero_ps();
+      int64_t i = 0;
+      for (; i + 16 <= full; i += 16) {
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(qg + i), _mm256_loadu_ps(k + i), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(qg + i + 8), _mm256_loadu_ps(k + i + 8), acc1);
+      }
+      if (i < full) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(qg + i), _mm256_loadu_ps(k + i), acc0);
+      if (full < d) {
+        acc1 = _mm256_fmadd_ps(_mm256_maskload_ps(qg + full, tail),
+                               _mm256_maskload_ps(k + full, tail), acc1);
+      }
+      s[g * kKeyBlock + j] = reduce_add8(_mm256_add_ps(acc0, acc1)) * scale;
+    }
+  }
+}
+
+QL_AVX2 void accumulate_avx2(float* acc, int64_t heads, int64_t d, const float* p,
+                             const float* tile, int64_t n) {
+  const int64_t full = d / 8 * 8;
+  const __m256i tail = lanes_below(d - full);
+  for (int64_t g = 0; g < heads; ++g) {
+    float* a = acc + g * d;
+    const float* pg = p + g * kKeyBlock;
+    for (int64_t i = 0; i < full; i += 8) {
+      __m256 sum = _mm256_loadu_ps(a + i);
+      for (int64_t j = 0; j < n; ++j) {
+        sum = _mm256_fmadd_ps(_mm256_set1_ps(pg[j]), _mm256_loadu_ps(tile + j * d + i), sum);
+      }
+      _mm256_storeu_ps(a + i, sum);
+    }
+    if (full < d) {
+      __m256 sum = _mm256_maskload_ps(a + full, tail);
+      for (int64_t j = 0; j < n; ++j) {
+        sum = _mm256_fmadd_ps(_mm256_set1_ps(pg[j]), _mm256_maskload_ps(tile + j * d + full, tail),
+                              sum);
+      }
+      _mm256_maskstore_ps(a + full, tail, sum);
+    }
+  }
+}
+
+// s[j] = exp(s[j] - sub) for j < n, every element through SLEEF's vector exp (the tail too, so
+// a score's weight does not depend on where its block ends).
+QL_AVX2 void exp_shifted_avx2(float* s, int64_t n, float sub) {
+  const __m256 shift = _mm256_set1_ps(sub);
+  for (int64_t j = 0; j < n; j += 8) {
+    const __m256i m = lanes_below(n - j);
+    const __m256 v = _mm256_sub_ps(_mm256_maskload_ps(s + j, m), shift);
+    _mm256_maskstore_ps(s + j, m, Sleef_expf8_u10avx2(v));
+  }
+}
+#undef QL_AVX2
+constexpr TileSteps kAvx2{widen_avx2, score_avx2, accumulate_avx2, exp_shifted_avx2};
 #endif
 
 }  // namespace
 
 void attend(const float* q, int64_t heads, int64_t d, const KvHead& kv, int64_t first, int64_t last,
-            float scale, float* out, bool vector) {
-#if QL_ATTENTION_AVX512
-  const TileSteps& step = vector ? kAvx512 : kPortable;
+            float scale, float* out, VectorForm form) {
+#if QL_ATTENTION_X86
+  const TileSteps& step = form == VectorForm::kAvx512 ? kAvx512
+                          : form == VectorForm::kAvx2 ? kAvx2
+                                                      : kPortable;
 #else
-  (void)vector;
+  (void)form;
   const TileSteps& step = kPortable;
 #endif
   alignas(64) float tile[kKeyBlock * kMaxHeadDim];

@@ -13,13 +13,13 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cpu_features.h"
 #include "model/cpu_attention.h"
 #include "model/kv_fp8.h"
 #include "model/ops.h"
 #include "model/ops_checks.h"
 #include "model/sampler.h"
 #include "model/vector_exp.h"
+#include "model/vector_form.h"
 
 namespace qlinear {
 namespace {
@@ -53,16 +53,6 @@ void store(void* row, DType dtype, int64_t i, float value) {
     default:
       break;
   }
-}
-
-// The AVX-512 forms of the operations that have one (attention, SiLU): where the CPU has
-// AVX-512 F/BW/VL with FMA and F16C.
-bool vector_ops() {
-  static const bool on = [] {
-    const CpuFeatures f = detect_cpu_features();
-    return f.avx512f && f.avx512bw && f.avx512vl && f.fma && f.f16c;
-  }();
-  return on;
 }
 
 #if defined(__x86_64__)
@@ -113,6 +103,68 @@ QL_AVX512 void silu_mul_avx512(const float* g, const float* u, int64_t n, void* 
   }
 }
 #undef QL_AVX512
+
+#define QL_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+// Lanes [0, min(left, 8)) for maskload / maskstore.
+QL_AVX2 inline __m256i lanes_below(int64_t left) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(left, 8))),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// y into elements i .. i + 7 (those below `left`) of an f32 or bf16 row, bf16 rounded as store16.
+QL_AVX2 inline void store8(void* dst, int64_t i, int64_t left, __m256 y, bool bf16) {
+  if (!bf16) {
+    if (left >= 8) {
+      _mm256_storeu_ps(static_cast<float*>(dst) + i, y);
+    } else {
+      _mm256_maskstore_ps(static_cast<float*>(dst) + i, lanes_below(left), y);
+    }
+    return;
+  }
+  const __m256i bits = _mm256_castps_si256(y);
+  const __m256i high = _mm256_srli_epi32(bits, 16);
+  const __m256i rounding =
+      _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), _mm256_and_si256(high, _mm256_set1_epi32(1)));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(bits, rounding), 16);
+  const __m256 nan = _mm256_cmp_ps(y, y, _CMP_UNORD_Q);
+  r = _mm256_blendv_epi8(r, _mm256_or_si256(high, _mm256_set1_epi32(0x40)),
+                         _mm256_castps_si256(nan));
+  // 8 u32 below 2^16 -> 8 u16 in order (packus works per 128-bit lane).
+  const __m128i packed =
+      _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
+  uint16_t* out = static_cast<uint16_t*>(dst) + i;
+  if (left >= 8) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), packed);
+  } else {
+    alignas(16) uint16_t lanes[8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes), packed);
+    std::memcpy(out, lanes, static_cast<std::size_t>(left) * sizeof(uint16_t));
+  }
+}
+
+QL_AVX2 void norm_row_avx2(const float* x, const float* w, float inv, int64_t n, void* dst,
+                           bool bf16) {
+  const __m256 s = _mm256_set1_ps(inv);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i m = lanes_below(n - i);
+    const __m256 y =
+        _mm256_mul_ps(_mm256_maskload_ps(w + i, m), _mm256_mul_ps(_mm256_maskload_ps(x + i, m), s));
+    store8(dst, i, n - i, y, bf16);
+  }
+}
+
+QL_AVX2 void silu_mul_avx2(const float* g, const float* u, int64_t n, void* dst, bool bf16) {
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i m = lanes_below(n - i);
+    const __m256 gv = _mm256_maskload_ps(g + i, m);
+    const __m256 uv = _mm256_maskload_ps(u + i, m);
+    const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_setzero_ps(), gv));
+    const __m256 y = _mm256_mul_ps(_mm256_div_ps(gv, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), uv);
+    store8(dst, i, n - i, y, bf16);
+  }
+}
+#undef QL_AVX2
 #endif
 
 using ops_checks::float_dtype;
@@ -152,7 +204,8 @@ float inverse_rms(const float* x, int64_t n, float eps) {
 
 class CpuOps final : public DecoderOps {
  public:
-  explicit CpuOps(int threads) : threads_(threads > 0 ? threads : omp_get_max_threads()) {}
+  CpuOps(int threads, VectorForm form)
+      : threads_(threads > 0 ? threads : omp_get_max_threads()), form_(form) {}
 
   Status embed(ConstMatrixView table, ConstMatrixView ids, MatrixView out) override {
     const int64_t T = ids.cols();
@@ -187,9 +240,16 @@ class CpuOps final : public DecoderOps {
       const float inv = inverse_rms(row, n, eps);
       void* dst = out.row(t);
 #if defined(__x86_64__)
-      if (vector_ops() && (out.dtype() == DType::kF32 || out.dtype() == DType::kBF16)) {
-        norm_row_avx512(row, w, inv, n, dst, out.dtype() == DType::kBF16);
-        continue;
+      if (out.dtype() == DType::kF32 || out.dtype() == DType::kBF16) {
+        const bool bf16 = out.dtype() == DType::kBF16;
+        if (form_ == VectorForm::kAvx512) {
+          norm_row_avx512(row, w, inv, n, dst, bf16);
+          continue;
+        }
+        if (form_ == VectorForm::kAvx2) {
+          norm_row_avx2(row, w, inv, n, dst, bf16);
+          continue;
+        }
       }
 #endif
       for (int64_t i = 0; i < n; ++i) store(dst, out.dtype(), i, w[i] * (row[i] * inv));
@@ -346,7 +406,6 @@ class CpuOps final : public DecoderOps {
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     // One job per (row, KV head): its query heads share each widened key and value row.
     const int64_t jobs = T * shape.kv_heads;
-    const bool vector = vector_ops();
     const int64_t k_bytes = static_cast<int64_t>(ck.element_bytes());
     const int64_t v_bytes = static_cast<int64_t>(cv.element_bytes());
 #pragma omp parallel for num_threads(team(jobs* group * 4096)) schedule(dynamic, 1)
@@ -375,7 +434,7 @@ class CpuOps final : public DecoderOps {
         o = wide.data();
       }
       cpu_attention::attend(q.row_as<float>(t) + kvh * group * d, group, d, kv, first, last, scale,
-                            o, vector);
+                            o, form_);
       void* dst = static_cast<std::byte*>(out.row(t)) +
                   kvh * group * d * static_cast<int64_t>(out.element_bytes());
       for (int64_t i = 0; i < group * d; ++i) store(dst, out.dtype(), i, o[i]);
@@ -396,9 +455,16 @@ class CpuOps final : public DecoderOps {
       const float* u = up.row_as<float>(t);
       void* dst = out.row(t);
 #if defined(__x86_64__)
-      if (vector_ops() && (out.dtype() == DType::kF32 || out.dtype() == DType::kBF16)) {
-        silu_mul_avx512(g, u, I, dst, out.dtype() == DType::kBF16);
-        continue;
+      if (out.dtype() == DType::kF32 || out.dtype() == DType::kBF16) {
+        const bool bf16 = out.dtype() == DType::kBF16;
+        if (form_ == VectorForm::kAvx512) {
+          silu_mul_avx512(g, u, I, dst, bf16);
+          continue;
+        }
+        if (form_ == VectorForm::kAvx2) {
+          silu_mul_avx2(g, u, I, dst, bf16);
+          continue;
+        }
       }
 #endif
       for (int64_t i = 0; i < I; ++i) {
@@ -463,10 +529,14 @@ class CpuOps final : public DecoderOps {
   }
 
   int threads_;
+  VectorForm form_;
 };
 
 }  // namespace
 
-std::unique_ptr<DecoderOps> make_cpu_ops(int threads) { return std::make_unique<CpuOps>(threads); }
+std::unique_ptr<DecoderOps> make_cpu_ops(int threads, VectorForm form) {
+  if (!cpu_runs(form)) form = VectorForm::kPortable;
+  return std::make_unique<CpuOps>(threads, form);
+}
 
 }  // namespace qlinear

@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "model/vector_form.h"
 #include "qlinear/device.h"
 #include "qlinear/view.h"
 
@@ -132,8 +133,9 @@ class DecoderOps {
 
 class DeviceContext;
 
-// The host implementation (OpenMP over rows and heads, `threads` 0: all cores).
-std::unique_ptr<DecoderOps> make_cpu_ops(int threads);
+// The host implementation (OpenMP over rows and heads, `threads` 0: all cores). `form`: the SIMD
+// form of attention, RMSNorm and SiLU * mul (tests pick each; one the CPU lacks runs portable).
+std::unique_ptr<DecoderOps> make_cpu_ops(int threads, VectorForm form = best_vector_form());
 
 // The operations of a device's backend, reading and writing that device's memory on its default
 // queue. Backends implement theirs; without the backend compiled in (or before it has decoder

@@ -1,9 +1,9 @@
 // cpu_attention::attend (one KV head, its query heads together) against softmax attention in
-// double, for both forms (portable, and AVX-512 where this CPU has it): head sizes with and
-// without a 16-element tail, groups of 1 to 9 query heads (past the 8 kept in flight together),
-// key ranges inside one block and across several, every cache dtype (f32, bf16, f16, FP8 with
-// per-row scales). And the vector forms of SiLU * mul and RMSNorm over long rows with a tail, SiLU
-// with extreme inputs.
+// double, for every form this CPU runs (portable, AVX2, AVX-512): head sizes with and without
+// 16- and 8-element tails (16, 20, 72, 128), groups of 1 to 9 query heads (past the 8 kept in
+// flight together), key ranges inside one block and across several, every cache dtype (f32, bf16,
+// f16, FP8 with per-row scales). And the vector forms of SiLU * mul and RMSNorm over long rows with
+// a tail, SiLU with extreme inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,17 +13,20 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu_features.h"
 #include "model/cpu_attention.h"
 #include "model/ops.h"
+#include "model/vector_form.h"
 #include "qlinear/dtype.h"
 
 namespace qlinear {
 namespace {
 
-bool has_avx512() {
-  const CpuFeatures f = detect_cpu_features();
-  return f.avx512f && f.avx512bw && f.avx512vl && f.fma && f.f16c;
+std::vector<VectorForm> forms_here() {
+  std::vector<VectorForm> forms;
+  for (VectorForm f : {VectorForm::kPortable, VectorForm::kAvx2, VectorForm::kAvx512}) {
+    if (cpu_runs(f)) forms.push_back(f);
+  }
+  return forms;
 }
 
 // Rows of keys or values of one KV head in `dtype`, with the f32 values they stand for.
@@ -71,13 +74,12 @@ Rows make_rows(std::mt19937& rng, DType dtype, int64_t rows, int64_t d) {
   return r;
 }
 
-TEST(CpuAttention, BothFormsMatchSoftmaxInDouble) {
+TEST(CpuAttention, EveryFormMatchesSoftmaxInDouble) {
   std::mt19937 rng(7);
-  std::vector<bool> forms = {false};
-  if (has_avx512()) forms.push_back(true);
+  const std::vector<VectorForm> forms = forms_here();
   int cases = 0;
   for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16, DType::kF8E4M3}) {
-    for (int64_t d : {int64_t{16}, int64_t{72}, int64_t{128}}) {
+    for (int64_t d : {int64_t{16}, int64_t{20}, int64_t{72}, int64_t{128}}) {
       for (int64_t heads : {int64_t{1}, int64_t{4}, int64_t{9}}) {
         for (auto [first, last] : {std::pair<int64_t, int64_t>{0, 0}, {0, 31}, {5, 37}, {0, 99}}) {
           const Rows k = make_rows(rng, dtype, last + 1, d);
@@ -98,9 +100,9 @@ TEST(CpuAttention, BothFormsMatchSoftmaxInDouble) {
           }
           const float scale = 1.0f / std::sqrt(static_cast<float>(d));
           std::vector<std::vector<float>> outs;
-          for (bool vector : forms) {
+          for (VectorForm form : forms) {
             std::vector<float> out(q.size(), NAN);
-            cpu_attention::attend(q.data(), heads, d, kv, first, last, scale, out.data(), vector);
+            cpu_attention::attend(q.data(), heads, d, kv, first, last, scale, out.data(), form);
             outs.push_back(out);
           }
           for (int64_t g = 0; g < heads; ++g) {
@@ -127,8 +129,8 @@ TEST(CpuAttention, BothFormsMatchSoftmaxInDouble) {
               for (std::size_t f = 0; f < outs.size(); ++f) {
                 ASSERT_NEAR(outs[f][g * d + i], want, 2e-6 * (mag + 1e-3) * 16)
                     << dtype_name(dtype) << " d " << d << " heads " << heads << " keys " << first
-                    << ".." << last << " head " << g << " i " << i
-                    << (forms[f] ? " avx512" : " portable");
+                    << ".." << last << " head " << g << " i " << i << " "
+                    << vector_form_name(forms[f]);
               }
             }
           }
@@ -137,18 +139,17 @@ TEST(CpuAttention, BothFormsMatchSoftmaxInDouble) {
       }
     }
   }
-  EXPECT_EQ(cases, 4 * 3 * 3 * 4);
-  if (!has_avx512()) std::cout << "[ cpu      ] no AVX-512 here: the portable form only\n";
+  EXPECT_EQ(cases, 4 * 4 * 3 * 4);
+  for (VectorForm form : forms) std::cout << "[ cpu      ] form " << vector_form_name(form) << "\n";
 }
 
-// silu(g) * u over 1000 columns (62 full vectors and a tail of 8) into f32 and bf16, and
-// extremes: exp overflowing (g = -100: silu 0 * u), g = 100 (exactly g * u), zeros, NaN in
-// (NaN out, quiet in bf16).
+// silu(g) * u over 1003 columns (16-wide: 62 full vectors and a tail of 11; 8-wide: 125 and a tail
+// of 3) into f32 and bf16, for every form this CPU runs, and extremes: exp overflowing
+// (g = -100: silu 0 * u), g = 100 (exactly g * u), zeros, NaN in (NaN out, quiet in bf16).
 TEST(CpuVectorOps, SiluMulMatchesDoubleOnLongRowsAndExtremes) {
-  auto ops = make_cpu_ops(1);
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 3.0f);
-  const int64_t n = 1000;
+  const int64_t n = 1003;
   std::vector<float> g(n), u(n);
   for (int64_t i = 0; i < n; ++i) {
     g[static_cast<std::size_t>(i)] = normal(rng);
@@ -159,54 +160,65 @@ TEST(CpuVectorOps, SiluMulMatchesDoubleOnLongRowsAndExtremes) {
   g[2] = 0.0f;
   g[3] = std::numeric_limits<float>::quiet_NaN();
   g[999] = -88.0f;
-  std::vector<float> out(n, -1.0f);
-  std::vector<uint16_t> out16(n, 0);
-  const ConstMatrixView gv = ConstMatrixView::dense(g.data(), DType::kF32, 1, n);
-  const ConstMatrixView uv = ConstMatrixView::dense(u.data(), DType::kF32, 1, n);
-  ASSERT_TRUE(ops->silu_mul(gv, uv, MatrixView::dense(out.data(), DType::kF32, 1, n)).ok());
-  ASSERT_TRUE(ops->silu_mul(gv, uv, MatrixView::dense(out16.data(), DType::kBF16, 1, n)).ok());
-  for (int64_t i = 0; i < n; ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    if (std::isnan(g[k])) {
-      EXPECT_TRUE(std::isnan(out[k]));
-      EXPECT_TRUE(std::isnan(bf16_to_f32(out16[k])));
-      EXPECT_NE(out16[k] & 0x40, 0) << "a quiet NaN";
-      continue;
+  g[1002] = std::numeric_limits<float>::quiet_NaN();  // in the 8-wide tail
+  for (VectorForm form : forms_here()) {
+    SCOPED_TRACE(std::string(vector_form_name(form)));
+    auto ops = make_cpu_ops(1, form);
+    std::vector<float> out(n + 1, -1.0f);  // one past the row: never written
+    std::vector<uint16_t> out16(n + 1, 0xABCD);
+    const ConstMatrixView gv = ConstMatrixView::dense(g.data(), DType::kF32, 1, n);
+    const ConstMatrixView uv = ConstMatrixView::dense(u.data(), DType::kF32, 1, n);
+    ASSERT_TRUE(ops->silu_mul(gv, uv, MatrixView::dense(out.data(), DType::kF32, 1, n)).ok());
+    ASSERT_TRUE(ops->silu_mul(gv, uv, MatrixView::dense(out16.data(), DType::kBF16, 1, n)).ok());
+    EXPECT_EQ(out[n], -1.0f);
+    EXPECT_EQ(out16[n], 0xABCD);
+    for (int64_t i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (std::isnan(g[k])) {
+        EXPECT_TRUE(std::isnan(out[k]));
+        EXPECT_TRUE(std::isnan(bf16_to_f32(out16[k])));
+        EXPECT_NE(out16[k] & 0x40, 0) << "a quiet NaN";
+        continue;
+      }
+      const double want = double(g[k]) / (1.0 + std::exp(-double(g[k]))) * u[k];
+      EXPECT_NEAR(out[k], want, 4e-7 * std::abs(want) + 1e-30) << "column " << i;
+      // bf16: the f32 result rounded to nearest: within half a bf16 step of the f32 one.
+      EXPECT_NEAR(bf16_to_f32(out16[k]), out[k], std::abs(out[k]) * 0x1p-8 + 1e-30) << i;
+      EXPECT_EQ(out16[k], f32_to_bf16(out[k])) << "column " << i << " rounds as f32_to_bf16";
     }
-    const double want = double(g[k]) / (1.0 + std::exp(-double(g[k]))) * u[k];
-    EXPECT_NEAR(out[k], want, 4e-7 * std::abs(want) + 1e-30) << "column " << i;
-    // bf16: the f32 result rounded to nearest: within half a bf16 step of the f32 one.
-    EXPECT_NEAR(bf16_to_f32(out16[k]), out[k], std::abs(out[k]) * 0x1p-8 + 1e-30) << i;
-    EXPECT_EQ(out16[k], f32_to_bf16(out[k])) << "column " << i << " rounds as f32_to_bf16";
   }
 }
 
-// RMSNorm of two 1000-wide rows (a tail of 8) into f32 and bf16: w * (x * inv) with the f64
-// inverse, the bf16 row the f32 one rounded as f32_to_bf16.
+// RMSNorm of two 1003-wide rows (tails of 11 and 3) into f32 and bf16, for every form this CPU
+// runs: w * (x * inv) with the f64 inverse, the bf16 row the f32 one rounded as f32_to_bf16.
 TEST(CpuVectorOps, RmsNormRowsMatchDoubleAndRoundAsF32ToBf16) {
-  auto ops = make_cpu_ops(1);
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 2.0f);
-  const int64_t n = 1000;
+  const int64_t n = 1003;
   std::vector<float> x(2 * n), w(n);
   for (float& v : x) v = normal(rng);
   for (float& v : w) v = normal(rng);
-  std::vector<float> out(2 * n, -1.0f);
-  std::vector<uint16_t> out16(2 * n, 0);
-  const ConstMatrixView xv = ConstMatrixView::dense(x.data(), DType::kF32, 2, n);
-  const ConstMatrixView wv = ConstMatrixView::dense(w.data(), DType::kF32, 1, n);
-  ASSERT_TRUE(ops->rms_norm(xv, wv, 1e-5f, MatrixView::dense(out.data(), DType::kF32, 2, n)).ok());
-  ASSERT_TRUE(
-      ops->rms_norm(xv, wv, 1e-5f, MatrixView::dense(out16.data(), DType::kBF16, 2, n)).ok());
-  for (int64_t t = 0; t < 2; ++t) {
-    double ss = 0;
-    for (int64_t i = 0; i < n; ++i) ss += double(x[t * n + i]) * x[t * n + i];
-    const auto inv = static_cast<float>(1.0 / std::sqrt(ss / n + 1e-5f));
-    for (int64_t i = 0; i < n; ++i) {
-      const auto k = static_cast<std::size_t>(t * n + i);
-      const float want = w[static_cast<std::size_t>(i)] * (x[k] * inv);
-      EXPECT_NEAR(out[k], want, std::abs(want) * 3e-7f) << t << " " << i;
-      EXPECT_EQ(out16[k], f32_to_bf16(out[k])) << t << " " << i;
+  for (VectorForm form : forms_here()) {
+    SCOPED_TRACE(std::string(vector_form_name(form)));
+    auto ops = make_cpu_ops(1, form);
+    std::vector<float> out(2 * n, -1.0f);
+    std::vector<uint16_t> out16(2 * n, 0);
+    const ConstMatrixView xv = ConstMatrixView::dense(x.data(), DType::kF32, 2, n);
+    const ConstMatrixView wv = ConstMatrixView::dense(w.data(), DType::kF32, 1, n);
+    ASSERT_TRUE(
+        ops->rms_norm(xv, wv, 1e-5f, MatrixView::dense(out.data(), DType::kF32, 2, n)).ok());
+    ASSERT_TRUE(
+        ops->rms_norm(xv, wv, 1e-5f, MatrixView::dense(out16.data(), DType::kBF16, 2, n)).ok());
+    for (int64_t t = 0; t < 2; ++t) {
+      double ss = 0;
+      for (int64_t i = 0; i < n; ++i) ss += double(x[t * n + i]) * x[t * n + i];
+      const auto inv = static_cast<float>(1.0 / std::sqrt(ss / n + 1e-5f));
+      for (int64_t i = 0; i < n; ++i) {
+        const auto k = static_cast<std::size_t>(t * n + i);
+        const float want = w[static_cast<std::size_t>(i)] * (x[k] * inv);
+        EXPECT_NEAR(out[k], want, std::abs(want) * 3e-7f) << t << " " << i;
+        EXPECT_EQ(out16[k], f32_to_bf16(out[k])) << t << " " << i;
+      }
     }
   }
 }
