@@ -12,6 +12,7 @@
 
 #include "model/kv_fp8.h"
 #include "model/vector_exp.h"
+#include "model/vector_lanes.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -92,11 +93,10 @@ constexpr TileSteps kPortable{widen_portable, score_portable, accumulate_portabl
                               exp_shifted_portable};
 
 #if QL_ATTENTION_X86
-#define QL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
+using vector_lanes::lanes_below;
+using vector_lanes::tail_mask;
 
-QL_AVX512 inline __mmask16 tail_mask(int64_t left) {
-  return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
-}
+#define QL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
 
 QL_AVX512 void widen_avx512(const std::byte* base, int64_t stride, DType dtype, const float* scales,
                             int64_t scale_stride, int64_t p0, int64_t n, int64_t d, float* tile) {
@@ -166,12 +166,6 @@ QL_AVX512 void exp_shifted_avx512(float* s, int64_t n, float sub) {
 constexpr TileSteps kAvx512{widen_avx512, score_avx512, accumulate_avx512, exp_shifted_avx512};
 
 #define QL_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-// Lanes [0, min(left, 8)) for maskload / maskstore.
-QL_AVX2 inline __m256i lanes_below(int64_t left) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(left)),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 QL_AVX2 inline float reduce_add8(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

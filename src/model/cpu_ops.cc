@@ -20,6 +20,7 @@
 #include "model/sampler.h"
 #include "model/vector_exp.h"
 #include "model/vector_form.h"
+#include "model/vector_lanes.h"
 
 namespace qlinear {
 namespace {
@@ -56,11 +57,10 @@ void store(void* row, DType dtype, int64_t i, float value) {
 }
 
 #if defined(__x86_64__)
-#define QL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+using vector_lanes::lanes_below;
+using vector_lanes::tail_mask;
 
-QL_AVX512 inline __mmask16 tail_mask(int64_t left) {
-  return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
-}
+#define QL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
 // y into elements i .. i + 15 (those of m) of an f32 or bf16 row, bf16 rounded like
 // core/dtype.cc f32_to_bf16 (ties to even, a NaN kept a quiet NaN).
@@ -105,12 +105,6 @@ QL_AVX512 void silu_mul_avx512(const float* g, const float* u, int64_t n, void* 
 #undef QL_AVX512
 
 #define QL_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-// Lanes [0, min(left, 8)) for maskload / maskstore.
-QL_AVX2 inline __m256i lanes_below(int64_t left) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(left, 8))),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 // y into elements i .. i + 7 (those below `left`) of an f32 or bf16 row, bf16 rounded as store16.
 QL_AVX2 inline void store8(void* dst, int64_t i, int64_t left, __m256 y, bool bf16) {
@@ -167,6 +161,23 @@ QL_AVX2 void silu_mul_avx2(const float* g, const float* u, int64_t n, void* dst,
 #undef QL_AVX2
 #endif
 
+// The row steps of one vector form (f32 or bf16 rows); null for the portable loops.
+struct RowSteps {
+  void (*norm)(const float*, const float*, float, int64_t, void*, bool);
+  void (*silu_mul)(const float*, const float*, int64_t, void*, bool);
+};
+
+const RowSteps* row_steps(VectorForm form) {
+#if defined(__x86_64__)
+  static constexpr RowSteps kAvx512{norm_row_avx512, silu_mul_avx512};
+  static constexpr RowSteps kAvx2{norm_row_avx2, silu_mul_avx2};
+  if (form == VectorForm::kAvx512) return &kAvx512;
+  if (form == VectorForm::kAvx2) return &kAvx2;
+#endif
+  (void)form;
+  return nullptr;
+}
+
 using ops_checks::float_dtype;
 
 Status require_host(std::string_view op, ConstMatrixView v, std::string_view what) {
@@ -205,7 +216,9 @@ float inverse_rms(const float* x, int64_t n, float eps) {
 class CpuOps final : public DecoderOps {
  public:
   CpuOps(int threads, VectorForm form)
-      : threads_(threads > 0 ? threads : omp_get_max_threads()), form_(form) {}
+      : threads_(threads > 0 ? threads : omp_get_max_threads()),
+        form_(form),
+        rows_(row_steps(form)) {}
 
   Status embed(ConstMatrixView table, ConstMatrixView ids, MatrixView out) override {
     const int64_t T = ids.cols();
@@ -239,19 +252,10 @@ class CpuOps final : public DecoderOps {
       const float* row = x.row_as<float>(t);
       const float inv = inverse_rms(row, n, eps);
       void* dst = out.row(t);
-#if defined(__x86_64__)
-      if (out.dtype() == DType::kF32 || out.dtype() == DType::kBF16) {
-        const bool bf16 = out.dtype() == DType::kBF16;
-        if (form_ == VectorForm::kAvx512) {
-          norm_row_avx512(row, w, inv, n, dst, bf16);
-          continue;
-        }
-        if (form_ == VectorForm::kAvx2) {
-          norm_row_avx2(row, w, inv, n, dst, bf16);
-          continue;
-        }
+      if (rows_ != nullptr && (out.dtype() == DType::kF32 || out.dtype() == DType::kBF16)) {
+        rows_->norm(row, w, inv, n, dst, out.dtype() == DType::kBF16);
+        continue;
       }
-#endif
       for (int64_t i = 0; i < n; ++i) store(dst, out.dtype(), i, w[i] * (row[i] * inv));
     }
     return Status::ok_status();
@@ -454,19 +458,10 @@ class CpuOps final : public DecoderOps {
       const float* g = gate.row_as<float>(t);
       const float* u = up.row_as<float>(t);
       void* dst = out.row(t);
-#if defined(__x86_64__)
-      if (out.dtype() == DType::kF32 || out.dtype() == DType::kBF16) {
-        const bool bf16 = out.dtype() == DType::kBF16;
-        if (form_ == VectorForm::kAvx512) {
-          silu_mul_avx512(g, u, I, dst, bf16);
-          continue;
-        }
-        if (form_ == VectorForm::kAvx2) {
-          silu_mul_avx2(g, u, I, dst, bf16);
-          continue;
-        }
+      if (rows_ != nullptr && (out.dtype() == DType::kF32 || out.dtype() == DType::kBF16)) {
+        rows_->silu_mul(g, u, I, dst, out.dtype() == DType::kBF16);
+        continue;
       }
-#endif
       for (int64_t i = 0; i < I; ++i) {
         store(dst, out.dtype(), i, g[i] / (1.0f + std::exp(-g[i])) * u[i]);
       }
@@ -529,7 +524,8 @@ class CpuOps final : public DecoderOps {
   }
 
   int threads_;
-  VectorForm form_;
+  VectorForm form_;       // attention's tile steps
+  const RowSteps* rows_;  // RMSNorm and SiLU * mul rows; null: the portable loops
 };
 
 }  // namespace
