@@ -47,8 +47,8 @@ using int_tiles::kTileN;
 using int_tiles::TiledWeights;
 
 constexpr std::string_view kName = "cpu.int.a8.avx2";
-// Steps (256-byte rows of a tile) the decode prefetches ahead of the one it multiplies (a pass
-// reads 128 of each 256 bytes, as in cpu.int.i16.avx2).
+// Steps (256-byte rows of a tile) the decode prefetches ahead of the one it multiplies (a pass of
+// two or more rows reads 128 of each 256 bytes).
 constexpr int64_t kPrefetchSteps = 16;
 // Rows of one job: every row of a call.
 constexpr int64_t kRowChunk = kAvx2MaxRows;

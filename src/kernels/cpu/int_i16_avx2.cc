@@ -1,7 +1,8 @@
 // cpu.int.i16.avx2 | scheme: 4- or 8-bit int (AWQ, GPTQ, AutoRound, compressed-tensors), sym or
 // zero points, act-order; f32, bf16 or f16 activations and outputs
 // after prepare: the 64-column tiles of int_tiles.h (GPTQ words, f16/bf16/f32 scales and u8 zeros
-// per group and tile), unchanged codes (zero offset 0)
+// per group and tile), unchanged codes (zero offset 0), each tile's codes split into two
+// contiguous 32-column passes (int_tiles::split_tile_passes)
 // math: each activation row quantized to int16 per block of columns (int_i16_avx2.h), then per
 // block and column acc = sum code * x_i16 in int32 (vpmaddwd: 16 products per instruction, codes
 // only masked and shifted, never converted to float), y += s_w * s_x * (acc - z * sum x_i16)
@@ -45,10 +46,13 @@ using int_tiles::kTileN;
 using int_tiles::TiledWeights;
 
 constexpr std::string_view kName = "cpu.int.i16.avx2";
-// Steps (256-byte rows of a tile) the decode prefetches ahead of the one it multiplies: the
-// pass reads 128 of each 256 bytes, a stride the hardware prefetcher follows late (2 threads,
-// synth-1b shapes from DRAM, alternated: 17.0-21.3 against 11.5-19.4 GB/s without).
-constexpr int64_t kPrefetchSteps = 16;
+// Columns of one pass over a tile (4 vectors of 8; rows_of_tile says why 4). prepare re-lays each
+// tile's codes as two contiguous [steps, 32] passes: in the row-major tile a pass read 128 of
+// every 256 bytes, a stride the hardware prefetchers followed late, and software prefetches only
+// partly made up for it (Zen 3 VM, M = 1, 2 threads, weights from DRAM, alternated: 2048x8192
+// 13.6-15.2 against 9.7-11.7 GB/s; prefetching ahead in the split layout lost half of that).
+constexpr int kPassVecs = 4;
+constexpr int64_t kPassCols = 8 * kPassVecs;
 // Rows of one job: every row of a call (hi/lo pairs of f32 activations included).
 constexpr int64_t kRowChunk = 2 * kMaxRows;
 
@@ -128,7 +132,8 @@ QLINEAR_AVX2 void block(const TiledWeights& w, const I16Rows& rows, int64_t tile
                         int64_t r, float* const* y) {
   constexpr int kPairs = 16 / kBits;
   const __m256i mask = _mm256_set1_epi16(kBits == 4 ? 0x000F : 0x00FF);
-  const uint32_t* q = w.tile_q(tile) + c0;
+  static_assert(8 * kVecs == kPassCols);
+  const uint32_t* q = w.pass_q(tile, c0);
   const void* scales = w.tile_scales(tile);
   const uint8_t* zeros = w.tile_zeros(tile);
   const __m256i symmetric_zero = _mm256_set1_epi32(1 << (kBits - 1));
@@ -143,11 +148,7 @@ QLINEAR_AVX2 void block(const TiledWeights& w, const I16Rows& rows, int64_t tile
       }
       const int64_t d_end = (b + 1) * rows.block_steps;
       for (int64_t d = b * rows.block_steps; d < d_end; ++d) {
-        const uint32_t* words = q + d * kTileN;
-        for (int line = 0; line < kVecs / 2; ++line) {
-          _mm_prefetch(reinterpret_cast<const char*>(words + kPrefetchSteps * kTileN + 16 * line),
-                       _MM_HINT_T0);
-        }
+        const uint32_t* words = q + d * kPassCols;
         __m256i v[kVecs];
         for (int j = 0; j < kVecs; ++j) {
           v[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 8 * j));
@@ -200,23 +201,21 @@ QLINEAR_AVX2 void block(const TiledWeights& w, const I16Rows& rows, int64_t tile
   }
 }
 
-// Rows [r, r + kRows) of a tile in passes of 8 * kVecs columns (each its own stream of runs of
-// 32 * kVecs bytes).
+// Rows [r, r + kRows) of a tile in passes of kPassCols columns (each one contiguous stream).
 template <int kRows>
 QLINEAR_AVX2 void rows_of_tile(const TiledWeights& w, const I16Rows& rows, int64_t tile, int64_t r,
                                int64_t r0, float* ytile) {
   // 4 column vectors per pass: measured in L3 on one Zen 3 core (2048x2048, M = 1), 4-bit
   // 19.4-19.7 GB/s against 13-16 with 2 and 12.6-13.7 with 8 (8 spills the accumulators).
-  constexpr int kVecs = 4;
-  for (int64_t c0 = 0; c0 < kTileN; c0 += 8 * kVecs) {
+  for (int64_t c0 = 0; c0 < kTileN; c0 += kPassCols) {
     float* y[kRows];
     for (int i = 0; i < kRows; ++i) {
       y[i] = ytile + ((r + i) / rows.rows_per_out - r0 / rows.rows_per_out) * kTileN + c0;
     }
     if (w.bits == 4) {
-      block<kRows, 4, kVecs>(w, rows, tile, c0, r, y);
+      block<kRows, 4, kPassVecs>(w, rows, tile, c0, r, y);
     } else {
-      block<kRows, 8, kVecs>(w, rows, tile, c0, r, y);
+      block<kRows, 8, kPassVecs>(w, rows, tile, c0, r, y);
     }
   }
 }
@@ -332,6 +331,7 @@ class I16Kernel final : public LinearKernel {
                                                   DeviceContext& device) const override {
     QL_ASSIGN_OR_RETURN(TiledWeights t, int_tiles::tile_for_kernel(*this, weights, problem, device,
                                                                    /*int8_activations=*/false));
+    int_tiles::split_tile_passes(t, kPassCols);
     return std::unique_ptr<PreparedLinear>(std::make_unique<I16Linear>(problem, std::move(t)));
   }
 };

@@ -397,6 +397,29 @@ Result<TiledWeights> tile_for_kernel(const LinearKernel& kernel, const Canonical
   return tile_int_weights(*w, 0.0f, kernel.name(), weights);
 }
 
+void split_tile_passes(TiledWeights& w, int64_t pass_cols) {
+  if (pass_cols == w.pass_cols) return;
+  const int64_t passes = kTileN / pass_cols;
+  uint32_t* q = w.q.data_as<uint32_t>();
+  const int64_t tile_words = w.steps * kTileN;
+#pragma omp parallel if (!omp_in_parallel())
+  {
+    std::vector<uint32_t> staged(static_cast<std::size_t>(tile_words));
+#pragma omp for schedule(static)
+    for (int64_t tile = 0; tile < w.tiles; ++tile) {
+      uint32_t* words = q + tile * tile_words;
+      std::copy(words, words + tile_words, staged.begin());
+      for (int64_t p = 0; p < passes; ++p) {
+        for (int64_t d = 0; d < w.steps; ++d) {
+          const uint32_t* src = staged.data() + d * kTileN + p * pass_cols;
+          std::copy(src, src + pass_cols, words + (p * w.steps + d) * pass_cols);
+        }
+      }
+    }
+  }
+  w.pass_cols = pass_cols;
+}
+
 void permute_columns(const float* x, int64_t M, int64_t k_in, const std::vector<int32_t>& perm,
                      float* out) {
   const auto K = static_cast<int64_t>(perm.size());

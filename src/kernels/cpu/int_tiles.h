@@ -66,18 +66,25 @@ struct TiledWeights {
   int64_t k_in = 0;  // activation columns (the problem's K)
   int64_t N = 0;
   int64_t tiles = 0;
-  int64_t steps = 0;          // u32 words per column: K*bits/32
-  int64_t group_steps = 0;    // words per group
-  int64_t groups = 0;         // K / group_size
-  Tensor q;                   // u32 [tiles, steps, 64]
-  Tensor scales;              // f16, bf16 or f32 [tiles, groups, 64]
-  Tensor zeros;               // u8 [tiles, groups, 64]; empty: symmetric (2^(bits-1) everywhere)
-  float zero_offset = 0.0f;   // what the ISA adds to every code (see tile_int_weights)
-  std::vector<int32_t> perm;  // [K]: the x column of each row, -1 for padding; empty: none
-  std::vector<float> bias;    // [N] or empty
+  int64_t steps = 0;           // u32 words per column: K*bits/32
+  int64_t group_steps = 0;     // words per group
+  int64_t groups = 0;          // K / group_size
+  Tensor q;                    // u32 [tiles, steps, 64], or per tile [64 / pass_cols, steps,
+                               // pass_cols] after split_tile_passes
+  int64_t pass_cols = kTileN;  // columns of one contiguous pass of a tile's codes
+  Tensor scales;               // f16, bf16 or f32 [tiles, groups, 64]
+  Tensor zeros;                // u8 [tiles, groups, 64]; empty: symmetric (2^(bits-1) everywhere)
+  float zero_offset = 0.0f;    // what the ISA adds to every code (see tile_int_weights)
+  std::vector<int32_t> perm;   // [K]: the x column of each row, -1 for padding; empty: none
+  std::vector<float> bias;     // [N] or empty
 
   const uint32_t* tile_q(int64_t tile) const {
     return q.data_as<uint32_t>() + tile * steps * kTileN;
+  }
+  // The codes of columns [c0, c0 + pass_cols - c0 % pass_cols) of a tile: word (d, c0 + j) is at
+  // [d * pass_cols + j].
+  const uint32_t* pass_q(int64_t tile, int64_t c0) const {
+    return tile_q(tile) + (c0 / pass_cols) * steps * pass_cols + c0 % pass_cols;
   }
   // The tile's scales, [groups, 64] elements of scales.dtype().
   const void* tile_scales(int64_t tile) const {
@@ -100,6 +107,11 @@ struct TiledWeights {
 // `kernel` and the layer (act-order groups of unequal size).
 Result<TiledWeights> tile_int_weights(const IntWeights& w, float zero_offset,
                                       std::string_view kernel, const Canonical& weights);
+// Re-lays every tile's codes as kTileN / pass_cols passes of [steps, pass_cols] words, so a kernel
+// that walks a tile in passes of pass_cols columns reads one contiguous stream per pass instead of
+// part of every 256-byte step (a stride the hardware prefetchers follow late). pass_cols divides
+// kTileN; the layout must still be row-major (pass_cols == kTileN).
+void split_tile_passes(TiledWeights& w, int64_t pass_cols);
 // prepare() of the kernels on unchanged codes (zero offset 0): the layer's own problem (from its
 // weights, with the call's dtypes and M range, int8 activations as given) must pass
 // kernel.check() on the device, else an error naming the layer; then the weights are tiled.

@@ -313,6 +313,39 @@ TEST(IntNativeTest, TilesStoreScalesInTheNarrowestExactFormAndRebuildThem) {
   }
 }
 
+TEST(IntNativeTest, SplitTilePassesKeepsEveryWordOfItsColumnAndStep) {
+  // After split_tile_passes, pass_q(tile, c0)[d * pass_cols + j] is the canonical word of step d
+  // of column 64 * tile + c0 + j (padding columns of the last tile: 0), for every pass width the
+  // kernels may ask for; the scales and zero points are not moved.
+  for (int bits : {4, 8}) {
+    const Case c{bits, 256, 100, 64, /*zeros=*/true};
+    const Layer l = make_layer(c, 11);
+    const auto& w = std::get<IntWeights>(l.canonical.weights);
+    for (int64_t pass_cols : {int64_t{8}, int64_t{32}, int_tiles::kTileN}) {
+      auto tiled = int_tiles::tile_int_weights(w, 0.0f, "test", l.canonical);
+      ASSERT_TRUE(tiled.ok()) << tiled.status().to_string();
+      const int8_t* zeros_before = reinterpret_cast<const int8_t*>(tiled->tile_zeros(1));
+      int_tiles::split_tile_passes(*tiled, pass_cols);
+      EXPECT_EQ(tiled->pass_cols, pass_cols);
+      EXPECT_EQ(reinterpret_cast<const int8_t*>(tiled->tile_zeros(1)), zeros_before);
+      for (int64_t tile = 0; tile < tiled->tiles; ++tile) {
+        for (int64_t c0 = 0; c0 < int_tiles::kTileN; c0 += pass_cols) {
+          const uint32_t* pass = tiled->pass_q(tile, c0);
+          for (int64_t d = 0; d < tiled->steps; ++d) {
+            for (int64_t j = 0; j < pass_cols; ++j) {
+              const int64_t n = tile * int_tiles::kTileN + c0 + j;
+              const uint32_t want = n < c.N ? w.qweight[d * c.N + n] : 0u;
+              ASSERT_EQ(pass[d * pass_cols + j], want)
+                  << "bits " << bits << " pass_cols " << pass_cols << " tile " << tile << " column "
+                  << c0 + j << " step " << d;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(IntNativeTest, EveryScaleStoreMatches) {
   // Each kernel's own loader of f16, bf16 and f32 scales with and without zero points: the
   // inline decode (M = 1, 3), the AVX2 sgemm path and the avx512 panel engine (M = 300).
