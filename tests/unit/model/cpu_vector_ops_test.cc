@@ -143,6 +143,55 @@ TEST(CpuAttention, EveryFormMatchesSoftmaxInDouble) {
   for (VectorForm form : forms) std::cout << "[ cpu      ] form " << vector_form_name(form) << "\n";
 }
 
+// A key's score does not depend on where it sits in its block: the AVX2 form scores four keys at
+// once and the rest one by one, and both must reduce each dot in the same order. Every key row is
+// the same random row, so every score must be the same float, every weight exactly exp(0) = 1,
+// and with value row j one-hot at element j every output element j < n the same 1 / n. Key ranges
+// of 1 to 11 keys (four-key groups plus remainders of 0 to 3) and of 37 (a block of 32 and one of
+// 5), from offsets 0 and 29, head sizes with and without tails, every form this CPU runs.
+TEST(CpuAttention, EqualKeysGetEqualWeightsWhereverTheySitInABlock) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int64_t d : {int64_t{16}, int64_t{20}, int64_t{64}, int64_t{72}}) {
+    std::vector<float> q(static_cast<std::size_t>(2 * d));
+    for (float& x : q) x = normal(rng);
+    std::vector<float> key_row(static_cast<std::size_t>(d));
+    for (float& x : key_row) x = normal(rng);
+    const int64_t rows = 29 + 37;
+    std::vector<float> keys(static_cast<std::size_t>(rows * d));
+    std::vector<float> values(static_cast<std::size_t>(rows * d), 0.0f);
+    for (int64_t p = 0; p < rows; ++p) {
+      std::copy(key_row.begin(), key_row.end(), keys.begin() + p * d);
+    }
+    cpu_attention::KvHead kv;
+    kv.k = reinterpret_cast<const std::byte*>(keys.data());
+    kv.v = reinterpret_cast<const std::byte*>(values.data());
+    kv.k_stride = d * 4;
+    kv.v_stride = d * 4;
+    kv.dtype = DType::kF32;
+    for (int64_t first : {int64_t{0}, int64_t{29}}) {
+      for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 37}) {
+        if (n > d) continue;
+        std::fill(values.begin(), values.end(), 0.0f);
+        for (int64_t j = 0; j < n; ++j) values[static_cast<std::size_t>((first + j) * d + j)] = 1;
+        for (VectorForm form : forms_here()) {
+          std::vector<float> out(q.size(), NAN);
+          cpu_attention::attend(q.data(), 2, d, kv, first, first + n - 1, 0.125f, out.data(), form);
+          for (int64_t g = 0; g < 2; ++g) {
+            for (int64_t j = 0; j < n; ++j) {
+              ASSERT_EQ(out[static_cast<std::size_t>(g * d + j)],
+                        out[static_cast<std::size_t>(g * d)])
+                  << "d " << d << " keys " << first << ".." << first + n - 1 << " head " << g
+                  << " element " << j << " " << vector_form_name(form);
+            }
+            ASSERT_FLOAT_EQ(out[static_cast<std::size_t>(g * d)], 1.0f / static_cast<float>(n));
+          }
+        }
+      }
+    }
+  }
+}
+
 // silu(g) * u over 1003 columns (16-wide: 62 full vectors and a tail of 11; 8-wide: 125 and a tail
 // of 3) into f32 and bf16, for every form this CPU runs, and extremes: exp overflowing
 // (g = -100: silu 0 * u), g = 100 (exactly g * u), zeros, NaN in (NaN out, quiet in bf16).
