@@ -139,7 +139,8 @@ QL_AVX512 void score_avx512(const float* q, int64_t heads, int64_t d, const floa
 }
 
 // a[i ..) += sum_j p[j] tile[j][i ..] over kVecs vectors of 16 (the last one `last` masked):
-// independent FMA chains, as accumulate_run_avx2.
+// independent FMA chains, as accumulate_run_avx2 (accumulate_avx512 walks the head as
+// accumulate_avx2 does).
 template <int kVecs>
 QL_AVX512 inline void accumulate_run_avx512(float* a, const float* p, const float* tile, int64_t d,
                                             int64_t i, int64_t n, __mmask16 last) {
@@ -162,42 +163,23 @@ QL_AVX512 inline void accumulate_run_avx512(float* a, const float* p, const floa
 
 QL_AVX512 void accumulate_avx512(float* acc, int64_t heads, int64_t d, const float* p,
                                  const float* tile, int64_t n) {
+  const int64_t full = d / 16 * 16;
+  constexpr __mmask16 kAll = 0xFFFF;
   for (int64_t g = 0; g < heads; ++g) {
     float* a = acc + g * d;
     const float* pg = p + g * kKeyBlock;
     int64_t i = 0;
-    for (; i + 128 <= d; i += 128) accumulate_run_avx512<8>(a, pg, tile, d, i, n, 0xFFFF);
-    // The rest (< 128 elements) in 1 to 8 vectors, the last one masked to the head's end.
-    const int64_t rest = d - i;
-    if (rest == 0) continue;
-    const int vecs = static_cast<int>((rest + 15) / 16);
-    const __mmask16 last = tail_mask(rest - 16 * (vecs - 1));
-    switch (vecs) {
-      case 1:
-        accumulate_run_avx512<1>(a, pg, tile, d, i, n, last);
-        break;
-      case 2:
-        accumulate_run_avx512<2>(a, pg, tile, d, i, n, last);
-        break;
-      case 3:
-        accumulate_run_avx512<3>(a, pg, tile, d, i, n, last);
-        break;
-      case 4:
-        accumulate_run_avx512<4>(a, pg, tile, d, i, n, last);
-        break;
-      case 5:
-        accumulate_run_avx512<5>(a, pg, tile, d, i, n, last);
-        break;
-      case 6:
-        accumulate_run_avx512<6>(a, pg, tile, d, i, n, last);
-        break;
-      case 7:
-        accumulate_run_avx512<7>(a, pg, tile, d, i, n, last);
-        break;
-      default:
-        accumulate_run_avx512<8>(a, pg, tile, d, i, n, last);
-        break;
+    for (; i + 128 <= full; i += 128) accumulate_run_avx512<8>(a, pg, tile, d, i, n, kAll);
+    if (i + 64 <= full) {
+      accumulate_run_avx512<4>(a, pg, tile, d, i, n, kAll);
+      i += 64;
     }
+    if (i + 32 <= full) {
+      accumulate_run_avx512<2>(a, pg, tile, d, i, n, kAll);
+      i += 32;
+    }
+    if (i < full) accumulate_run_avx512<1>(a, pg, tile, d, i, n, kAll);
+    if (full < d) accumulate_run_avx512<1>(a, pg, tile, d, full, n, tail_mask(d - full));
   }
 }
 // s[j] = exp(s[j] - sub) for j < n.
@@ -213,13 +195,6 @@ QL_AVX512 void exp_shifted_avx512(float* s, int64_t n, float sub) {
 constexpr TileSteps kAvx512{widen_avx512, score_avx512, accumulate_avx512, exp_shifted_avx512};
 
 #define QL_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-QL_AVX2 inline float reduce_add8(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 QL_AVX2 void widen_avx2(const std::byte* base, int64_t stride, DType dtype, const float* scales,
                         int64_t scale_stride, int64_t p0, int64_t n, int64_t d, float* tile) {
@@ -244,52 +219,41 @@ QL_AVX2 void widen_avx2(const std::byte* base, int64_t stride, DType dtype, cons
   }
 }
 
-// The dot of q and one key row as two FMA chains (head sizes are 64-256: one chain would wait on
-// the FMA latency): acc0 takes the even 8-vectors and a last odd one, acc1 the odd ones and the
-// masked tail.
-QL_AVX2 inline void dot_chains_avx2(const float* qg, const float* k, int64_t d, int64_t full,
-                                    __m256i tail, __m256& acc0, __m256& acc1) {
-  int64_t i = 0;
-  for (; i + 16 <= full; i += 16) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(qg + i), _mm256_loadu_ps(k + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(qg + i + 8), _mm256_loadu_ps(k + i + 8), acc1);
-  }
-  if (i < full) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(qg + i), _mm256_loadu_ps(k + i), acc0);
-  if (full < d) {
-    acc1 = _mm256_fmadd_ps(_mm256_maskload_ps(qg + full, tail), _mm256_maskload_ps(k + full, tail),
-                           acc1);
-  }
-}
-
-// Four keys' dots at once (each q vector loaded once for the four), reduced together by the
-// tree reduce_add8 applies to one: ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), so each
-// score has the bits of the one-key form. s[0..3] = dots * scale.
-QL_AVX2 inline void score4_avx2(const float* qg, const float* k, int64_t d, int64_t full,
-                                __m256i tail, float scale, float* s) {
-  __m256 a0[4];
-  __m256 a1[4];
-  for (int u = 0; u < 4; ++u) a0[u] = a1[u] = _mm256_setzero_ps();
+// s[u] = (q . key row u) * scale for kKeys (1 or 4) consecutive rows of the tile, each q vector
+// loaded once for the keys. Two FMA chains per dot (head sizes are 64-256: one chain would wait on
+// the FMA latency): a0 takes the even 8-vectors and a last odd one, a1 the odd ones and the masked
+// tail. The eight lanes are then added by one tree, ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 +
+// l7)), for four keys at once, so a score has the same bits whichever form scored it.
+template <int kKeys>
+QL_AVX2 inline void score_keys_avx2(const float* qg, const float* k, int64_t d, int64_t full,
+                                    __m256i tail, float scale, float* s) {
+  static_assert(kKeys == 1 || kKeys == 4);
+  __m256 a0[kKeys];
+  __m256 a1[kKeys];
+  for (int u = 0; u < kKeys; ++u) a0[u] = a1[u] = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 16 <= full; i += 16) {
     const __m256 q0 = _mm256_loadu_ps(qg + i);
     const __m256 q1 = _mm256_loadu_ps(qg + i + 8);
-    for (int u = 0; u < 4; ++u) {
+    for (int u = 0; u < kKeys; ++u) {
       a0[u] = _mm256_fmadd_ps(q0, _mm256_loadu_ps(k + u * d + i), a0[u]);
       a1[u] = _mm256_fmadd_ps(q1, _mm256_loadu_ps(k + u * d + i + 8), a1[u]);
     }
   }
   if (i < full) {
     const __m256 q0 = _mm256_loadu_ps(qg + i);
-    for (int u = 0; u < 4; ++u) a0[u] = _mm256_fmadd_ps(q0, _mm256_loadu_ps(k + u * d + i), a0[u]);
+    for (int u = 0; u < kKeys; ++u) {
+      a0[u] = _mm256_fmadd_ps(q0, _mm256_loadu_ps(k + u * d + i), a0[u]);
+    }
   }
   if (full < d) {
     const __m256 qt = _mm256_maskload_ps(qg + full, tail);
-    for (int u = 0; u < 4; ++u) {
+    for (int u = 0; u < kKeys; ++u) {
       a1[u] = _mm256_fmadd_ps(qt, _mm256_maskload_ps(k + u * d + full, tail), a1[u]);
     }
   }
   __m256 v[4];
-  for (int u = 0; u < 4; ++u) v[u] = _mm256_add_ps(a0[u], a1[u]);
+  for (int u = 0; u < 4; ++u) v[u] = _mm256_add_ps(a0[u % kKeys], a1[u % kKeys]);
   // [l0+l4, l1+l5, l2+l6, l3+l7] of keys 0 and 1 (and 2, 3) side by side.
   const __m256 w01 = _mm256_add_ps(_mm256_permute2f128_ps(v[0], v[1], 0x20),
                                    _mm256_permute2f128_ps(v[0], v[1], 0x31));
@@ -303,10 +267,8 @@ QL_AVX2 inline void score4_avx2(const float* qg, const float* k, int64_t d, int6
                                     _mm256_shuffle_ps(x, x, _MM_SHUFFLE(3, 1, 3, 1)));
   alignas(32) float out[8];
   _mm256_store_ps(out, _mm256_mul_ps(dots, _mm256_set1_ps(scale)));
-  s[0] = out[0];
-  s[1] = out[4];
-  s[2] = out[1];
-  s[3] = out[5];
+  constexpr int kLane[4] = {0, 4, 1, 5};
+  for (int u = 0; u < kKeys; ++u) s[u] = out[kLane[u]];
 }
 
 QL_AVX2 void score_avx2(const float* q, int64_t heads, int64_t d, const float* tile, int64_t n,
@@ -315,15 +277,10 @@ QL_AVX2 void score_avx2(const float* q, int64_t heads, int64_t d, const float* t
   const __m256i tail = lanes_below(d - full);
   for (int64_t g = 0; g < heads; ++g) {
     const float* qg = q + g * d;
+    float* sg = s + g * kKeyBlock;
     int64_t j = 0;
-    for (; j + 4 <= n; j += 4)
-      score4_avx2(qg, tile + j * d, d, full, tail, scale, s + g * kKeyBlock + j);
-    for (; j < n; ++j) {
-      __m256 acc0 = _mm256_setzero_ps();
-      __m256 acc1 = _mm256_setzero_ps();
-      dot_chains_avx2(qg, tile + j * d, d, full, tail, acc0, acc1);
-      s[g * kKeyBlock + j] = reduce_add8(_mm256_add_ps(acc0, acc1)) * scale;
-    }
+    for (; j + 4 <= n; j += 4) score_keys_avx2<4>(qg, tile + j * d, d, full, tail, scale, sg + j);
+    for (; j < n; ++j) score_keys_avx2<1>(qg, tile + j * d, d, full, tail, scale, sg + j);
   }
 }
 
