@@ -218,7 +218,10 @@ class TiledLinear final : public PreparedLinear {
           Rows plain;
           plain.count = M;
           plain.values = xs;
-          run_tiles(w_, plain, y, threads, tile_job_panel_avx2, b.ytiles);
+          // As the avx512 panel: a job's rows share its tile's decode (M = 128: one job per
+          // tile, where the fixed 96-row chunks decoded every tile twice).
+          run_tiles(w_, plain, y, threads, tile_job_panel_avx2, b.ytiles,
+                    job_rows(M, w_.tiles, threads, kPanelRowBlock), true);
         } else {
           run_tiles(w_, rows_f32(w_, xs, M, true, b.values, b.sums), y, threads, tile_job_avx2,
                     b.ytiles);
@@ -263,7 +266,8 @@ class TiledLinear final : public PreparedLinear {
       b.values = c.take<float>(M * w_.steps * 8);
       b.sums = c.take<float>(M * w_.groups);
     }
-    b.ytiles = c.take<float>(slots * kRowChunk * kTileN);
+    b.ytiles =
+        c.take<float>(slots * (plan.engine == "panel" ? kPanelRowChunkMax : kRowChunk) * kTileN);
     return b;
   }
 
