@@ -125,10 +125,11 @@ SampleScratch& sample_scratch() {
 
 }  // namespace
 
-// The definition (sampler.h) read literally needs every candidate in order (a sort of the whole
-// vocabulary: 7.7 ms per token for Llama 3's 128256 logits on the dev VM). Here the sums are in
-// id order, so only the leading candidates the warpers and the draw reach are ordered: the first
-// m by sampling_order (a partial sort), m growing 16-fold until they suffice.
+// Read literally, the definition (sampler.h) orders every candidate: a sort of the whole
+// vocabulary per token. Its sums being in id order, only the leading candidates that top-p, min-p
+// and the draw reach need an order: the first m by sampling_order (a partial sort), m growing
+// 16-fold until they suffice (Llama 3's 128256 logits: 1.4-2.6 ms per token against 6-9 with the
+// whole row sorted, dev VM).
 int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
                      const SamplingOptions& o, uint64_t step) {
   const auto vocab = static_cast<int32_t>(logits.size());
