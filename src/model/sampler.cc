@@ -184,11 +184,22 @@ int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
   if (top_k) {
     w.resize(candidates);
     for (std::size_t i = 0; i < candidates; ++i) w[i] = weight_of(order[i]);
-    by_id.resize(candidates);
-    std::iota(by_id.begin(), by_id.end(), 0);
-    std::sort(by_id.begin(), by_id.end(), [&](int32_t a, int32_t b) {
-      return order[static_cast<std::size_t>(a)] < order[static_cast<std::size_t>(b)];
-    });
+    if (candidates * 16 < n) {
+      by_id.resize(candidates);
+      std::iota(by_id.begin(), by_id.end(), 0);
+      std::sort(by_id.begin(), by_id.end(), [&](int32_t a, int32_t b) {
+        return order[static_cast<std::size_t>(a)] < order[static_cast<std::size_t>(b)];
+      });
+    } else {  // most of the row: by a pass over the ids rather than a comparison sort
+      std::vector<int32_t> at_of(n, -1);
+      for (std::size_t i = 0; i < candidates; ++i) {
+        at_of[static_cast<std::size_t>(order[i])] = static_cast<int32_t>(i);
+      }
+      by_id.reserve(candidates);
+      for (int32_t at : at_of) {
+        if (at >= 0) by_id.push_back(at);
+      }
+    }
     for (int32_t at : by_id) total += w[static_cast<std::size_t>(at)];
   } else {
     w.resize(n);
