@@ -114,7 +114,7 @@ bool precedes(float la, int32_t a, float lb, int32_t b) { return la > lb || (la 
 // A sampled step's buffers, kept per thread: fresh vocabulary-sized vectors each token cost more
 // in page faults than the arithmetic.
 struct SampleScratch {
-  std::vector<double> weight;  // the candidates' w (sample_token says in which order)
+  std::vector<double> weight;  // [vocab] the candidates' w by id
   std::vector<float> clean;    // the logits with NaN as -inf, where there is a NaN
 };
 
@@ -176,43 +176,40 @@ int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
     const double v = static_cast<double>(l[static_cast<std::size_t>(id)]);
     return std::isfinite(v) ? std::exp((v - first_d) / o.temperature) : 0.0;
   };
-  // Weights: under top-k by order position, with by_id the positions in ascending id order;
-  // else by id.
+  // Weights by id (only the candidates' entries are written and read). Under top-k the
+  // candidates' ids in ascending order are by_id; otherwise they are every id.
   std::vector<double>& w = scratch.weight;
+  w.resize(n);
   std::vector<int32_t> by_id;
+  const auto for_each_candidate = [&](auto&& fn) {
+    if (top_k) {
+      for (int32_t id : by_id) fn(id);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) fn(static_cast<int32_t>(i));
+    }
+  };
   double total = 0.0;
   if (top_k) {
-    w.resize(candidates);
-    for (std::size_t i = 0; i < candidates; ++i) w[i] = weight_of(order[i]);
+    by_id = order;
     if (candidates * 16 < n) {
-      by_id.resize(candidates);
-      std::iota(by_id.begin(), by_id.end(), 0);
-      std::sort(by_id.begin(), by_id.end(), [&](int32_t a, int32_t b) {
-        return order[static_cast<std::size_t>(a)] < order[static_cast<std::size_t>(b)];
-      });
+      std::sort(by_id.begin(), by_id.end());
     } else {  // most of the row: by a pass over the ids rather than a comparison sort
-      std::vector<int32_t> at_of(n, -1);
-      for (std::size_t i = 0; i < candidates; ++i) {
-        at_of[static_cast<std::size_t>(order[i])] = static_cast<int32_t>(i);
+      std::vector<bool> member(n, false);
+      for (int32_t id : order) member[static_cast<std::size_t>(id)] = true;
+      by_id.clear();
+      for (std::size_t i = 0; i < n; ++i) {
+        if (member[i]) by_id.push_back(static_cast<int32_t>(i));
       }
-      by_id.reserve(candidates);
-      for (int32_t at : at_of) {
-        if (at >= 0) by_id.push_back(at);
-      }
-    }
-    for (int32_t at : by_id) total += w[static_cast<std::size_t>(at)];
-  } else {
-    w.resize(n);
-    // One loop: the sum's chain of dependent adds runs in the shadow of the exps.
-    for (std::size_t i = 0; i < n; ++i) {
-      w[i] = weight_of(static_cast<int32_t>(i));
-      total += w[i];
     }
   }
+  // One loop: the sum's chain of dependent adds runs in the shadow of the exps.
+  for_each_candidate([&](int32_t id) {
+    const double v = weight_of(id);
+    w[static_cast<std::size_t>(id)] = v;
+    total += v;
+  });
   // p of the i-th candidate in order (i < m).
-  const auto p_at = [&](std::size_t i) {
-    return (top_k ? w[i] : w[static_cast<std::size_t>(order[i])]) / total;
-  };
+  const auto p_at = [&](std::size_t i) { return w[static_cast<std::size_t>(order[i])] / total; };
   // min-p: the leading candidates with p >= min_p * p_first; p falls along the order, so that is
   // every candidate that passes.
   std::size_t kept = candidates;
@@ -220,7 +217,8 @@ int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
     const double floor = o.min_p * p_at(0);
     if (floor > 0.0) {
       std::size_t passing = 0;
-      for (double v : w) passing += v / total >= floor ? 1 : 0;
+      for_each_candidate(
+          [&](int32_t id) { passing += w[static_cast<std::size_t>(id)] / total >= floor ? 1 : 0; });
       kept = std::clamp<std::size_t>(passing, 1, candidates);
     }
   }
@@ -237,22 +235,18 @@ int32_t sample_token(std::span<float> logits, std::span<const int32_t> seen,
       ordered(m + 1);
     }
   }
-  // The kept mass, summed in ascending id order.
+  // The kept mass, summed in ascending id order: the candidates up to the last kept one, b.
   double mass = 0.0;
-  if (top_k) {
-    for (int32_t at : by_id) {
-      if (static_cast<std::size_t>(at) < kept) mass += w[static_cast<std::size_t>(at)] / total;
-    }
-  } else if (kept == candidates) {
-    for (double v : w) mass += v / total;
+  if (kept == candidates) {  // no order needed (without top-k it would be the whole row's)
+    for_each_candidate([&](int32_t id) { mass += w[static_cast<std::size_t>(id)] / total; });
   } else {
-    ordered(kept);  // the kept ones are those up to the last, b, in order
+    ordered(kept);
     const auto b = order[kept - 1];
     const float lb = l[static_cast<std::size_t>(b)];
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto id = static_cast<int32_t>(i);
+    for_each_candidate([&](int32_t id) {
+      const auto i = static_cast<std::size_t>(id);
       if (id == b || precedes(l[i], id, lb, b)) mass += w[i] / total;
-    }
+    });
   }
   // The draw: u in [0, mass), walked in order.
   const double u = sample_uniform(o.seed, step) * mass;
