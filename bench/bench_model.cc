@@ -264,7 +264,15 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
   // The yardstick is the host's memory: meaningless for a GPU's, so left out (0) off the host.
   BandwidthProbe probe(std::max(threads, 1), on_host ? int64_t{256} << 20 : int64_t{1} << 20);
   // One warm-up run (first touch of every prepared page, OpenMP teams), then the measured one.
+  QL_RETURN_IF_ERROR(check_sampling(options.sampling));
+  if (options.batch > 1 && !plain_greedy(options.sampling)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--batch {}: batched decode is greedy; sampling options need --batch 1",
+                      options.batch);
+  }
+  result.sampling = options.sampling;
   GenerationOptions gen;
+  gen.sampling = options.sampling;
   gen.max_tokens = 2;
   QL_RETURN_IF_ERROR(generate(*decoder, prompt, gen).status());
   double before = 0.0, after = 0.0;
@@ -316,6 +324,7 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
                                  result.decode_tokens_per_s / (result.membw_gbps * 1e9)
                            : 0.0;
   result.decode_step = decoder->decode_step();
+  if (!plain_greedy(options.sampling)) result.sampled_where = decoder->sampled_where();
   std::set<std::string> seen;
   for (const DecoderLayerKernels& k : decoder->kernels()) {
     const std::string kind = k.name.substr(k.name.rfind('.') + 1);
@@ -341,6 +350,12 @@ std::string model_result_json(const ModelBenchResult& r) {
   j["membw_gbps"] = r.membw_gbps;
   j["ratio_membw"] = r.ratio_membw;
   j["decode_step"] = r.decode_step;
+  j["sampling"] = {{"temperature", r.sampling.temperature},
+                   {"top_k", r.sampling.top_k},
+                   {"top_p", r.sampling.top_p},
+                   {"min_p", r.sampling.min_p},
+                   {"repetition_penalty", r.sampling.repetition_penalty}};
+  if (!r.sampled_where.empty()) j["sampled_where"] = r.sampled_where;
   j["kernels"] = r.kernels;
   return j.dump();
 }

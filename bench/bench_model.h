@@ -22,6 +22,9 @@ struct ModelBenchOptions {
   // one sequence at a time, then every decode step runs all of them at M = batch.
   int64_t batch = 1;
   DecoderOptions decoder;
+  // How each decoded token is picked (batch 1; greedy by default): sampling runs where the
+  // logits are (Decoder::forward_sampled), so its cost is part of the decode speed.
+  SamplingOptions sampling;
   uint64_t seed = 1;
   std::string device = "cpu";  // cpu, opencl[:N], xpu (off the host: no bandwidth yardstick)
 };
@@ -39,6 +42,8 @@ struct ModelBenchResult {
   double ratio_membw = 0.0;          // bytes_per_token * decode tok/s / membw
   std::vector<std::string> kernels;  // one "layer: kernel [engine]" per distinct choice
   std::string decode_step;           // Decoder::decode_step() after the decode
+  SamplingOptions sampling;
+  std::string sampled_where;  // Decoder::sampled_where() after the decode (sampling only)
 };
 
 std::vector<std::string> synthetic_model_names();

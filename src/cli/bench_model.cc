@@ -53,6 +53,12 @@ Status run_bench_model(BenchModelCliOptions& opts) {
                opts.decoder.device);
   }
   fmt::print("  decode step: {}\n", r.decode_step);
+  if (!plain_greedy(r.sampling)) {
+    fmt::print("  sampled: temperature {}, top-k {}, top-p {}, min-p {}, repetition penalty {}\n",
+               r.sampling.temperature, r.sampling.top_k, r.sampling.top_p, r.sampling.min_p,
+               r.sampling.repetition_penalty);
+    fmt::print("  sampled on: {}\n", r.sampled_where);
+  }
   for (const std::string& k : r.kernels) fmt::print("  {}\n", k);
   return Status::ok_status();
 }
@@ -85,6 +91,18 @@ void add_bench_model_command(CLI::App& app, CommandContext& ctx) {
   flag_set.quantization = false;  // synthetic weights, or a folder as it is
   add_decoder_flags(cmd, &opts->decoder, flag_set);
   cmd->add_option("--seed", opts->bench.seed, "Seed of the synthetic weights and prompt");
+  SamplingOptions& s = opts->bench.sampling;
+  cmd->add_option("--temperature", s.temperature,
+                  "Decode by sampling at this temperature (0: greedy)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--top-k", s.top_k, "Sample among the k most likely (0: off)")
+      ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--top-p", s.top_p, "Nucleus sampling mass (0, 1]")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--min-p", s.min_p, "Drop tokens under min-p x the top probability")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--repetition-penalty", s.repetition_penalty, "> 1 discourages repeats")
+      ->check(CLI::Range(0.01, 100.0));
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &ctx] { run_command(ctx, [&] { return run_bench_model(*opts); }); });
 }

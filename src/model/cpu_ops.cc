@@ -516,6 +516,30 @@ class CpuOps final : public DecoderOps {
     return Status::ok_status();
   }
 
+  // sample_token on a copy of each row (it applies the penalty in place), the flags as ids.
+  Status sample(ConstMatrixView logits, ConstMatrixView seen, const SamplingOptions& options,
+                uint64_t step, MatrixView ids) override {
+    QL_RETURN_IF_ERROR(ops_checks::require_sample("cpu", logits, seen, options, ids));
+    QL_RETURN_IF_ERROR(require_host("sample", logits, "logits"));
+    QL_RETURN_IF_ERROR(require_host("sample", ids, "ids"));
+    std::vector<int32_t> seen_ids;
+    if (options.repetition_penalty != 1.0) {
+      QL_RETURN_IF_ERROR(require_host("sample", seen, "seen"));
+      const auto* flags = seen.row_as<uint8_t>(0);
+      for (int64_t i = 0; i < seen.cols(); ++i) {
+        if (flags[i] != 0) seen_ids.push_back(static_cast<int32_t>(i));
+      }
+    }
+    auto* out = ids.row_as<int32_t>(0);
+    std::vector<float> row(static_cast<std::size_t>(logits.cols()));
+    for (int64_t t = 0; t < logits.rows(); ++t) {
+      const float* in = logits.row_as<float>(t);
+      std::copy(in, in + logits.cols(), row.begin());
+      out[t] = sample_token(row, seen_ids, options, step);
+    }
+    return Status::ok_status();
+  }
+
  private:
   // Threads for a loop over `work` elements: small work stays on one thread (a team costs more).
   int team(int64_t work) const {

@@ -210,6 +210,10 @@ class DeviceDecoder final : public Decoder {
     return !steps_.empty() ? "CUDA graph" : "launch by launch (" + why_eager_ + ")";
   }
   int64_t sequences() const override { return options_.sequences; }
+  std::string sampled_where() const override {
+    return fmt::format("device {}, host {} ({} past the device's ordered candidates)",
+                       sampled_on_device_, sampled_on_host_, left_to_host_);
+  }
 
   Status load(DecoderWeights& weights, const Device& device, const DecoderOptions& options);
   Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
@@ -223,6 +227,9 @@ class DeviceDecoder final : public Decoder {
   Result<int32_t> forward_greedy(std::span<const int32_t> tokens, int64_t start) override;
   Status decode_batch_greedy(std::span<const int32_t> tokens, std::span<const int32_t> positions,
                              std::span<int32_t> ids) override;
+  Result<int32_t> forward_sampled(std::span<const int32_t> tokens, int64_t start,
+                                  const SamplingOptions& options, std::span<const int32_t> seen,
+                                  uint64_t step) override;
 
  private:
   Status place_part(const Canonical& part, const std::string& note, const Device& device);
@@ -271,6 +278,20 @@ class DeviceDecoder final : public Decoder {
     }();
     return lm_head_.size() == 1 && !on_host;
   }
+  // Sampling runs on the device when one rank holds the whole vocabulary and the backend has the
+  // op (until it says kUnsupported); QLINEAR_HOST_SAMPLE=1 samples on the host (A/B knob).
+  bool device_sampling() const {
+    static const bool on_host = [] {
+      const char* v = std::getenv("QLINEAR_HOST_SAMPLE");
+      return v != nullptr && std::string_view(v) == "1";
+    }();
+    return lm_head_.size() == 1 && !on_host && !sample_unsupported_;
+  }
+  // seen_flags_ = the ids in `seen` (the repetition penalty's set on the device): when `seen`
+  // extends the ids already marked only the new ones are uploaded, else the flags start over.
+  Status mark_seen(std::span<const int32_t> seen);
+  // The logits of the last forward's rows (all_logits: every row, else the last) into `logits`.
+  Status logits_to_host(int64_t out_rows, MatrixView logits);
   // forward_sequence's argument checks (tokens per call, the sequence, the context).
   Status check_rows(int64_t sequence, std::span<const int32_t> tokens, int64_t start) const;
   // decode_batch's (sequences per call, one position each inside the context).
@@ -305,6 +326,14 @@ class DeviceDecoder final : public Decoder {
   Tensor host_ids_, host_logits_;  // pinned staging for a device: ids and positions up, logits down
   Tensor argmax_ids_, host_argmax_;  // greedy ids [1, max_rows] (device), their pinned staging
   std::vector<float> split_vocab_logits_;  // greedy under a TP-split vocabulary (run_rows)
+  // Sampling (forward_sampled): the row sampled on the host, the penalty's flags on the device
+  // (U8 [1, vocab], allocated on first use) with the ids marked so far and their host mirror.
+  std::vector<float> sample_row_;
+  Tensor seen_flags_;
+  std::vector<int32_t> seen_marked_;
+  std::vector<uint8_t> seen_host_;
+  bool sample_unsupported_ = false;
+  int64_t sampled_on_device_ = 0, sampled_on_host_ = 0, left_to_host_ = 0;
   // The one-token step recorded once (a CUDA graph) and replayed for every decode token: one
   // submission instead of ~10 launches per layer. Null until the first decode step, and for good
   // when the device cannot record (why_not_recorded_ says why, QLINEAR_VERBOSE=run).
@@ -942,8 +971,11 @@ Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const 
     }
     return Status::ok_status();
   }
-  if (!greedy && (logits.rows() != out_rows || logits.cols() != config_.vocab ||
-                  logits.dtype() != DType::kF32)) {
+  // `logits` without data: they stay in lm_buf_ (forward_sampled samples them there).
+  const bool keep_on_device = !greedy && logits.data() == nullptr;
+  if (!greedy && !keep_on_device &&
+      (logits.rows() != out_rows || logits.cols() != config_.vocab ||
+       logits.dtype() != DType::kF32)) {
     return make_error(ErrorCode::kInvalidArgument, "forward: logits must be f32 [{}, {}]", out_rows,
                       config_.vocab);
   }
@@ -978,6 +1010,11 @@ Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const 
     std::copy(ids, ids + greedy_ids.size(), greedy_ids.begin());
     return Status::ok_status();
   }
+  if (keep_on_device) return Status::ok_status();
+  return logits_to_host(out_rows, logits);
+}
+
+Status DeviceDecoder::logits_to_host(int64_t out_rows, MatrixView logits) {
   // Logits of the rows asked for, each rank's vocabulary slice into its columns (through the
   // host staging buffer when `logits` is host memory the device cannot write).
   int64_t column = 0;
@@ -1033,6 +1070,85 @@ Result<int32_t> DeviceDecoder::forward_greedy(std::span<const int32_t> tokens, i
   return id;
 }
 
+Status DeviceDecoder::mark_seen(std::span<const int32_t> seen) {
+  const int64_t vocab = config_.vocab;
+  if (seen_flags_.data() == nullptr) {
+    QL_ASSIGN_OR_RETURN(seen_flags_, device_tensor(DType::kU8, 1, (vocab + 3) / 4 * 4));
+    QL_RETURN_IF_ERROR(dc_->fill(seen_flags_.data(), 0, 0, seen_flags_.nbytes()));
+    seen_host_.assign(static_cast<std::size_t>(vocab), 0);
+    seen_marked_.clear();
+  }
+  const bool extends = seen.size() >= seen_marked_.size() &&
+                       std::equal(seen_marked_.begin(), seen_marked_.end(), seen.begin());
+  if (!extends) {
+    std::fill(seen_host_.begin(), seen_host_.end(), uint8_t{0});
+    seen_marked_.clear();
+  }
+  // New flags one byte each, or the whole row when many changed (a prompt, a new sequence).
+  std::vector<int32_t> fresh;
+  for (std::size_t i = seen_marked_.size(); i < seen.size(); ++i) {
+    const int32_t id = seen[i];
+    seen_marked_.push_back(id);
+    if (id < 0 || id >= vocab || seen_host_[static_cast<std::size_t>(id)] != 0) continue;
+    seen_host_[static_cast<std::size_t>(id)] = 1;
+    fresh.push_back(id);
+  }
+  if (!extends || fresh.size() > 16) {
+    return dc_->upload(seen_flags_.data(), 0, seen_host_.data(), seen_host_.size());
+  }
+  for (int32_t id : fresh) {
+    QL_RETURN_IF_ERROR(dc_->upload(seen_flags_.data(), static_cast<std::size_t>(id),
+                                   &seen_host_[static_cast<std::size_t>(id)], 1));
+  }
+  return Status::ok_status();
+}
+
+Result<int32_t> DeviceDecoder::forward_sampled(std::span<const int32_t> tokens, int64_t start,
+                                               const SamplingOptions& options,
+                                               std::span<const int32_t> seen, uint64_t step) {
+  QL_RETURN_IF_ERROR(check_sampling(options));
+  QL_RETURN_IF_ERROR(check_rows(0, tokens, start));
+  const int64_t vocab = config_.vocab;
+  const int64_t decode_rows = tokens.size() == 1 ? 1 : 0;
+  sample_row_.resize(static_cast<std::size_t>(vocab));
+  const MatrixView host_row = MatrixView::dense(sample_row_.data(), DType::kF32, 1, vocab);
+  if (!device_sampling()) {
+    QL_RETURN_IF_ERROR(run_rows(tokens, {}, start, 0, 0, false, decode_rows, host_row));
+    ++sampled_on_host_;
+    return sample_token(sample_row_, seen, options, step);
+  }
+  const bool penalty = options.repetition_penalty != 1.0;
+  if (penalty) QL_RETURN_IF_ERROR(mark_seen(seen));
+  QL_RETURN_IF_ERROR(run_rows(tokens, {}, start, 0, 0, false, decode_rows, MatrixView()));
+  const ColumnProjection& lm = lm_head_[0];
+  const ConstMatrixView logits =
+      lm_buf_[0].matrix().slice_rows(0, 1).slice_cols(lm.slots[0]->begin, lm.slots[0]->size);
+  const ConstMatrixView flags =
+      penalty ? ConstMatrixView(seen_flags_.matrix().slice_cols(0, vocab)) : ConstMatrixView();
+  const Status sampled =
+      ops_->sample(logits, flags, options, step, argmax_ids_.matrix().slice_cols(0, 1));
+  if (sampled.ok()) {
+    const int32_t* id = argmax_ids_.data_as<int32_t>();
+    if (!on_host()) {
+      QL_RETURN_IF_ERROR(dc_->synchronize(ctx_.stream));
+      QL_RETURN_IF_ERROR(dc_->download(host_argmax_.data(), argmax_ids_.data(), 0, sizeof *id));
+      id = host_argmax_.data_as<int32_t>();
+    }
+    if (*id >= 0) {
+      ++sampled_on_device_;
+      return *id;
+    }
+    ++left_to_host_;  // past the device's ordered candidates: the host decides
+  } else if (sampled.code() == ErrorCode::kUnsupported) {
+    sample_unsupported_ = true;
+  } else {
+    return sampled;
+  }
+  QL_RETURN_IF_ERROR(logits_to_host(1, host_row));
+  ++sampled_on_host_;
+  return sample_token(sample_row_, seen, options, step);
+}
+
 Status DeviceDecoder::decode_batch_greedy(std::span<const int32_t> tokens,
                                           std::span<const int32_t> positions,
                                           std::span<int32_t> ids) {
@@ -1084,6 +1200,7 @@ class OwningDecoder final : public Decoder {
       : weights_(std::move(weights)), decoder_(std::move(decoder)) {}
   const ModelConfig& config() const override { return decoder_->config(); }
   std::string decode_step() const override { return decoder_->decode_step(); }
+  std::string sampled_where() const override { return decoder_->sampled_where(); }
   int64_t max_rows() const override { return decoder_->max_rows(); }
   int64_t context() const override { return decoder_->context(); }
   Status forward(std::span<const int32_t> tokens, int64_t start, bool all_logits,
@@ -1106,6 +1223,11 @@ class OwningDecoder final : public Decoder {
                              std::span<int32_t> ids) override {
     return decoder_->decode_batch_greedy(tokens, positions, ids);
   }
+  Result<int32_t> forward_sampled(std::span<const int32_t> tokens, int64_t start,
+                                  const SamplingOptions& options, std::span<const int32_t> seen,
+                                  uint64_t step) override {
+    return decoder_->forward_sampled(tokens, start, options, seen, step);
+  }
   std::vector<DecoderLayerKernels> kernels() const override { return decoder_->kernels(); }
   uint64_t weight_bytes() const override { return decoder_->weight_bytes(); }
   double load_seconds() const override { return decoder_->load_seconds(); }
@@ -1116,6 +1238,16 @@ class OwningDecoder final : public Decoder {
 };
 
 }  // namespace
+
+Result<int32_t> Decoder::forward_sampled(std::span<const int32_t> tokens, int64_t start,
+                                         const SamplingOptions& options,
+                                         std::span<const int32_t> seen, uint64_t step) {
+  QL_RETURN_IF_ERROR(check_sampling(options));
+  std::vector<float> row(static_cast<std::size_t>(config().vocab));
+  QL_RETURN_IF_ERROR(
+      forward(tokens, start, false, MatrixView::dense(row.data(), DType::kF32, 1, config().vocab)));
+  return sample_token(row, seen, options, step);
+}
 
 Result<std::unique_ptr<Decoder>> Decoder::create(DecoderWeights& weights, const Device& device,
                                                  const DecoderOptions& options) {

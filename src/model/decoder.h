@@ -18,6 +18,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "model/model_config.h"
+#include "model/sampler.h"
 #include "qlinear/device.h"
 #include "qlinear/linear.h"
 #include "qlinear/view.h"
@@ -140,12 +141,23 @@ class Decoder {
   virtual Status decode_batch_greedy(std::span<const int32_t> tokens,
                                      std::span<const int32_t> positions,
                                      std::span<int32_t> ids) = 0;
+  // Sampling where the logits are: forward() without all_logits, then the token sample_token
+  // (model/sampler.h) picks from its last row with `options`, draw index `step` and `seen`, the
+  // sequence's tokens so far (the repetition penalty's). The device decoder samples on its device
+  // (DecoderOps::sample) and downloads one id; a row the device sampler leaves to the host (-1),
+  // a split vocabulary, a backend without the op and QLINEAR_HOST_SAMPLE=1 download the row and
+  // sample it on the host. The default: forward() into a row, sample_token.
+  virtual Result<int32_t> forward_sampled(std::span<const int32_t> tokens, int64_t start,
+                                          const SamplingOptions& options,
+                                          std::span<const int32_t> seen, uint64_t step);
   virtual std::vector<DecoderLayerKernels> kernels() const = 0;
   // Bytes of weights one decode step reads (every linear layer once, the embedding row aside).
   virtual uint64_t weight_bytes() const = 0;
   virtual double load_seconds() const = 0;
   // How a one-token step runs: "CUDA graph" once recorded, else "launch by launch (why)".
   virtual std::string decode_step() const { return "launch by launch"; }
+  // Where forward_sampled's picks were made so far: "device N, host M (why)".
+  virtual std::string sampled_where() const { return "host"; }
 };
 
 }  // namespace qlinear

@@ -4,6 +4,11 @@
 
 namespace qlinear {
 
+Status DecoderOps::sample(ConstMatrixView, ConstMatrixView, const SamplingOptions&, uint64_t,
+                          MatrixView) {
+  return make_error(ErrorCode::kUnsupported, "this backend does not sample on its device");
+}
+
 Result<std::unique_ptr<DecoderOps>> make_decoder_ops(DeviceContext& context, int threads) {
   switch (context.device().platform) {
     case Platform::kCpu:

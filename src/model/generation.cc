@@ -28,11 +28,13 @@ Result<GenerationResult> generate(Decoder& decoder, std::span<const int32_t> pro
   }
   GenerationResult result;
   std::vector<int32_t> seen(prompt.begin(), prompt.end());
-  // Plain greedy decoding without kept logits takes the argmax on the device: each step brings
-  // back one id, not a row of logits (Decoder::forward_greedy).
-  const bool ids_only = plain_greedy(options.sampling) && !options.keep_logits;
+  // Without kept logits the decoder picks each token where the logits are: plain greedy
+  // decoding takes the argmax on the device (Decoder::forward_greedy), sampling samples there
+  // (Decoder::forward_sampled); each step brings back one id, not a row of logits.
+  const bool ids_only = !options.keep_logits;
+  const bool greedy = plain_greedy(options.sampling);
   std::vector<float> logits(static_cast<std::size_t>((ids_only ? 1 : chunk) * vocab));
-  int32_t next = 0;  // the device's greedy id (ids_only)
+  int32_t next = 0;  // the decoder's pick (ids_only)
 
   // Prefill: chunks of up to max_rows; the last row of the last chunk predicts the first token.
   const Clock::time_point prefill_start = Clock::now();
@@ -41,7 +43,12 @@ Result<GenerationResult> generate(Decoder& decoder, std::span<const int32_t> pro
     const bool all = options.keep_logits;
     const auto part = prompt.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(n));
     if (ids_only) {
-      QL_ASSIGN_OR_RETURN(next, decoder.forward_greedy(part, start));
+      // Earlier chunks' picks are unused: the argmax is the cheapest way to end them.
+      if (greedy || start + n < prompt_len) {
+        QL_ASSIGN_OR_RETURN(next, decoder.forward_greedy(part, start));
+      } else {
+        QL_ASSIGN_OR_RETURN(next, decoder.forward_sampled(part, start, options.sampling, seen, 0));
+      }
       continue;
     }
     MatrixView out = MatrixView::dense(logits.data(), DType::kF32, all ? n : 1, vocab);
@@ -81,8 +88,11 @@ Result<GenerationResult> generate(Decoder& decoder, std::span<const int32_t> pro
       break;
     }
     const std::span<const int32_t> one(&token, 1);
-    if (ids_only) {
+    if (ids_only && greedy) {
       QL_ASSIGN_OR_RETURN(next, decoder.forward_greedy(one, position));
+    } else if (ids_only) {
+      QL_ASSIGN_OR_RETURN(next, decoder.forward_sampled(one, position, options.sampling, seen,
+                                                        static_cast<uint64_t>(step + 1)));
     } else {
       MatrixView out = MatrixView::dense(row.data(), DType::kF32, 1, vocab);
       QL_RETURN_IF_ERROR(decoder.forward(one, position, false, out));

@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "model/sampler.h"
 #include "model/vector_form.h"
 #include "qlinear/device.h"
 #include "qlinear/view.h"
@@ -129,6 +130,15 @@ class DecoderOps {
   // the row's maximum, NaN never winning, 0 for a row with nothing above -inf. ids: I32 [1, T].
   // Greedy decoding on the device: a step then returns T ids instead of T x V floats.
   virtual Status argmax(ConstMatrixView logits, MatrixView ids) = 0;
+  // ids[0, t] = sample_token (model/sampler.h) of row t of f32 logits [T, V] with `options` and
+  // draw index `step`; the repetition penalty applies to the ids whose flag in `seen` (U8
+  // [1, V], read only when the penalty is not 1) is non-zero. The logits are not modified. An id
+  // of -1: the backend orders only a row's leading candidates and its top-p run or draw reached
+  // past them, so the caller samples that row on the host (sampled ids never depend on such a
+  // cap). Sampling on the device: a sampled step returns ids, not rows of logits. Backends
+  // without it return kUnsupported (the caller then samples every row on the host).
+  virtual Status sample(ConstMatrixView logits, ConstMatrixView seen,
+                        const SamplingOptions& options, uint64_t step, MatrixView ids);
 };
 
 class DeviceContext;

@@ -68,6 +68,26 @@ inline Status require_argmax(std::string_view backend, ConstMatrixView logits,
   return Status::ok_status();
 }
 
+// sample's logits, seen flags (U8 [1, V]; empty allowed without a penalty) and ids.
+inline Status require_sample(std::string_view backend, ConstMatrixView logits, ConstMatrixView seen,
+                             const SamplingOptions& options, ConstMatrixView ids) {
+  QL_RETURN_IF_ERROR(require_f32(backend, "sample", "logits", logits));
+  QL_RETURN_IF_ERROR(require_i32_row(backend, "sample", "ids", ids, logits.rows()));
+  QL_RETURN_IF_ERROR(check_sampling(options));
+  if (logits.cols() > std::numeric_limits<int32_t>::max()) {
+    return make_error(ErrorCode::kInvalidArgument, "{} ops sample: {} columns do not fit i32",
+                      backend, logits.cols());
+  }
+  const bool penalty = options.repetition_penalty != 1.0;
+  if ((penalty || seen.data() != nullptr) &&
+      (seen.dtype() != DType::kU8 || seen.rows() != 1 || seen.cols() != logits.cols())) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "{} ops sample: seen must be u8 [1, {}] (got {} [{}, {}])", backend,
+                      logits.cols(), dtype_name(seen.dtype()), seen.rows(), seen.cols());
+  }
+  return Status::ok_status();
+}
+
 // `v` lives in the device's memory (`expected`), not in another device's or the host's.
 inline Status require_location(std::string_view backend, std::string_view op, ConstMatrixView v,
                                std::string_view what, const Location& expected) {

@@ -187,5 +187,29 @@ TEST(RunnerCli, BenchModelBatchReportsPerSequenceAndTotal) {
   EXPECT_NE(bad.err.find("--batch"), std::string::npos) << bad.err;
 }
 
+// Sampling options: the record carries them and where the picks were made (the cpu's sample op:
+// every pick in the decoder, none downloaded); batched decode is greedy, so sampling with
+// --batch is an error naming both.
+TEST(RunnerCli, BenchModelSamplesInTheDecoder) {
+  const std::string dir = e2e::fresh_dir("runner", "bench_model_sampled");
+  ASSERT_EQ(run_cli({"example", "--format", "gptq_asym4", "--out", dir}).exit_code, 0);
+  const e2e::CliRun r =
+      run_cli({"bench-model", "--model", dir, "--prompt-len", "8", "--gen-len", "4",
+               "--temperature", "0.8", "--top-p", "0.9", "--repetition-penalty", "1.2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_DOUBLE_EQ(j["sampling"]["temperature"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(j["sampling"]["top_p"].get<double>(), 0.9);
+  EXPECT_DOUBLE_EQ(j["sampling"]["repetition_penalty"].get<double>(), 1.2);
+  // Warm-up (2 tokens) and the run (4): a pick per token in the decoder, none on the host.
+  EXPECT_EQ(j["sampled_where"], "device 6, host 0 (0 past the device's ordered candidates)")
+      << r.out;
+  const e2e::CliRun bad =
+      run_cli({"bench-model", "--model", dir, "--batch", "2", "--temperature", "0.8"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--batch 2: batched decode is greedy"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace qlinear

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <numbers>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -878,6 +879,68 @@ TEST(Decoder, GreedyGenerationIsDeterministicAndStopsAtEos) {
     EXPECT_EQ(stopped->stop_reason, "eos");
   }
   EXPECT_EQ(runs[0], runs[1]);
+}
+
+// Sampling where the logits are (Decoder::forward_sampled: the backend's sample op, the penalty's
+// seen flags kept on the device) picks what sample_token picks on the host from the downloaded
+// rows (generate with keep_logits samples that way). One-token forwards on both sides (max_rows
+// 1), so both read the same logits bit for bit. Two prompts in turn on one decoder (the second
+// must not see the first's tokens as seen), option sets with and without the penalty, greedy
+// with a penalty; on the cpu always, on the first OpenCL device (whose backend has no sample
+// op: every row comes down) and CUDA GPU when there are.
+TEST(Decoder, SampledGenerationPicksWhatHostSamplingPicks) {
+  const std::string dir = dir_for("sampled");
+  ASSERT_TRUE(write_fixture(FixtureFormat::kAwq, dir).ok());
+  std::vector<SamplingOptions> sets(5);
+  sets[0].temperature = 0.7;
+  sets[0].seed = 11;
+  sets[1].temperature = 1.3;
+  sets[1].top_k = 40;
+  sets[1].top_p = 0.9;
+  sets[1].repetition_penalty = 4.0;
+  sets[1].seed = 12;
+  sets[2].temperature = 1.0;
+  sets[2].min_p = 0.05;
+  sets[2].repetition_penalty = 0.5;  // < 1 favours repeats
+  sets[2].seed = 13;
+  sets[3].temperature = 0.0;  // greedy of the penalized logits
+  sets[3].repetition_penalty = 3.0;
+  sets[4].temperature = 2.5;
+  sets[4].top_p = 0.5;
+  sets[4].repetition_penalty = 1.8;
+  sets[4].seed = 14;
+  const std::vector<int32_t> other = {7, 7, 200, 31, 5, 5, 5};
+  for (const std::string spec : {"cpu", "opencl", "cuda"}) {
+    Result<Device> device = detect_device(spec);
+    if (!device.ok()) continue;  // no such device here
+    SCOPED_TRACE(spec);
+    DecoderOptions options;
+    options.ctx = 64;
+    options.max_rows = 1;
+    options.progress = false;
+    if (spec == "cuda") options.act_dtype = DType::kBF16;
+    auto decoder = Decoder::load(dir, *device, options);
+    ASSERT_TRUE(decoder.ok()) << decoder.status().to_string();
+    int distinct_runs = 0;
+    for (std::size_t k = 0; k < sets.size(); ++k) {
+      for (const std::vector<int32_t>& prompt : {kTokens, other}) {
+        GenerationOptions gen;
+        gen.max_tokens = 24;
+        gen.sampling = sets[k];
+        auto sampled = generate(**decoder, prompt, gen);
+        ASSERT_TRUE(sampled.ok()) << sampled.status().to_string();
+        gen.keep_logits = true;  // the rows come to the host; sample_token picks there
+        auto host = generate(**decoder, prompt, gen);
+        ASSERT_TRUE(host.ok()) << host.status().to_string();
+        EXPECT_EQ(sampled->output_ids, host->output_ids) << "option set " << k;
+        ASSERT_EQ(sampled->output_ids.size(), 24u);
+        const std::set<int32_t> ids(sampled->output_ids.begin(), sampled->output_ids.end());
+        distinct_runs += ids.size() > 3 ? 1 : 0;
+      }
+    }
+    // The sampled runs are not all one repeated token (the comparison would then say little).
+    EXPECT_GE(distinct_runs, 6);
+  }
 }
 
 TEST(Decoder, BadInputsAreErrors) {
