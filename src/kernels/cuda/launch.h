@@ -317,6 +317,27 @@ cudaError_t decoder_add(DecoderMatrix dst, DecoderMatrix src, int64_t rows, int6
 // nothing is above -inf): greedy decoding on the device (decoder_argmax.cu).
 cudaError_t decoder_argmax(DecoderMatrix logits, int64_t rows, int64_t cols, int32_t* ids,
                            cudaStream_t stream);
+// The candidates decoder_sample is sure to order per row (up to twice as many when a gathered
+// prefix holds them; top-p runs and draws that reach past those: -1).
+inline constexpr int kSampleCandidates = 4096;
+// model/sampler.h SamplingOptions, and the draw's index.
+struct SampleParams {
+  double temperature;  // 0: greedy_token of the penalized row
+  double top_p;
+  double min_p;
+  float repetition_penalty;  // applied where seen[id] != 0 (seen may be null when it is 1)
+  int top_k;
+  uint64_t seed;
+  uint64_t step;
+  // 1: order the leading candidates by radix selects only (tests; QLINEAR_SAMPLE_SELECT=radix),
+  // not from a gathered prefix first.
+  int radix_only;
+};
+// ids[t] = sample_token (model/sampler.h) of row t of f32 logits [rows, cols], whose values the
+// kernel does not modify (the penalty is applied as they are read), or -1 where the top-p run
+// or the draw walks past the first kSampleCandidates candidates (decoder_sample.cu).
+cudaError_t decoder_sample(DecoderMatrix logits, int64_t rows, int64_t cols, const uint8_t* seen,
+                           SampleParams params, int32_t* ids, cudaStream_t stream);
 // dst = src, converted.
 cudaError_t decoder_copy(DecoderMatrix src, DecoderMatrix dst, int64_t rows, int64_t cols,
                          cudaStream_t stream);

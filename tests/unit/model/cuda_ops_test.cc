@@ -7,9 +7,11 @@
 // compiles this and skips).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <limits>
 #include <memory>
 #include <random>
@@ -92,6 +94,9 @@ class CudaOpsTest : public testing::Test {
       } else if (dtype == DType::kI32) {
         const auto n = static_cast<int32_t>(v);
         std::memcpy(at, &n, 4);
+      } else if (dtype == DType::kU8) {
+        const auto b = static_cast<uint8_t>(v);
+        std::memcpy(at, &b, 1);
       } else if (dtype == DType::kF8E4M3) {
         const uint8_t b = f32_to_f8e4m3(v);
         std::memcpy(at, &b, 1);
@@ -629,6 +634,144 @@ TEST_F(CudaOpsTest, ArgmaxIsTheFirstMaximumNanNeverWinning) {
       EXPECT_EQ(static_cast<int32_t>(cpu[i]), r.expected[i]) << "cpu row " << t << " of " << cols;
     }
   }
+}
+
+// Rows for the sampler: peaked (a few logits far above a normal bulk, as a language model's),
+// flat (top-p and the draw reach far into the order), coarse (many exact ties, +-0), and rows
+// with NaN, -inf and +inf.
+std::vector<float> sampling_rows(std::mt19937& rng, int64_t rows, int64_t cols) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int64_t> any(0, cols - 1);
+  std::vector<float> v(static_cast<std::size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = v.data() + r * cols;
+    const int kind = static_cast<int>(r % 5);
+    for (int64_t i = 0; i < cols; ++i) {
+      const float x = normal(rng);
+      row[i] = kind == 0   ? 2.0f * x
+               : kind == 1 ? 0.3f * x
+               : kind == 2 ? std::round(2.0f * x) * 0.5f  // ties, and -0 next to +0
+                           : 1.5f * x;
+    }
+    if (kind == 0 || kind == 4) {  // 0: the spikes hold nearly all the mass at T <= 1
+      for (int s = 0; s < 12; ++s) row[any(rng)] = (kind == 0 ? 20.0f : 9.0f) + normal(rng);
+    }
+    if (kind == 3) {
+      for (int s = 0; s < 40; ++s) row[any(rng)] = std::numeric_limits<float>::quiet_NaN();
+      for (int s = 0; s < 40; ++s) row[any(rng)] = -std::numeric_limits<float>::infinity();
+    }
+    if (kind == 4 && r % 10 == 9) row[any(rng)] = std::numeric_limits<float>::infinity();
+  }
+  return v;
+}
+
+// The device sampler (decoder_sample.cu) picks sample_token's ids (model/sampler.h, the host
+// definition) for every option set, draw and kind of row, vocabularies below and above the
+// candidates it orders (4096) up to Qwen's; -1 (left to the host) only where the candidates
+// outnumber those it orders, never for a peaked row at T <= 1. The logits are not modified.
+TEST_F(CudaOpsTest, SampleIsSampleToken) {
+  std::vector<SamplingOptions> sets;
+  const auto add = [&](double t, int k, double p, double min_p, double penalty) {
+    SamplingOptions o;
+    o.temperature = t;
+    o.top_k = k;
+    o.top_p = p;
+    o.min_p = min_p;
+    o.repetition_penalty = penalty;
+    o.seed = 1000 + sets.size();
+    sets.push_back(o);
+  };
+  add(1.0, 0, 1.0, 0.0, 1.0);     // the whole row
+  add(0.7, 0, 0.9, 0.0, 1.0);     // top-p
+  add(1.0, 40, 1.0, 0.0, 1.0);    // top-k
+  add(0.8, 50, 0.95, 0.05, 1.3);  // all of them
+  add(1.2, 5000, 0.8, 0.0, 1.0);  // a top-k beyond the ordered candidates
+  add(1.0, 0, 1.0, 0.1, 1.0);     // min-p
+  add(2.0, 0, 1.0, 0.001, 1.0);   // min-p keeping thousands
+  add(0.0, 0, 1.0, 0.0, 1.7);     // greedy of the penalized row
+  add(0.5, 3, 1.0, 0.0, 0.6);     // a penalty < 1
+  add(3.0, 0, 0.3, 0.0, 1.0);     // a hot, flat top-p
+  // Both ways to order the leading candidates: a gathered prefix (the default; radix selects
+  // where it cannot), and radix selects alone.
+  for (const std::string mode : {"auto", "radix"}) {
+    const std::unique_ptr<ScopedEnv> env =
+        mode == "radix" ? std::make_unique<ScopedEnv>("QLINEAR_SAMPLE_SELECT", "radix") : nullptr;
+    for (const int64_t cols : {int64_t{50}, int64_t{700}, int64_t{20000}, int64_t{151936}}) {
+      SCOPED_TRACE(mode + " " + std::to_string(cols));
+      const int64_t rows = 10;
+      const int64_t ld = cols + 3;
+      std::vector<float> values(3, 1e30f);  // 3 elements before (0, 0)
+      const std::vector<float> body = sampling_rows(rng_, rows, ld);
+      values.insert(values.end(), body.begin(), body.end());
+      Pair logits = make(DType::kF32, rows, cols, ld, 3, values);
+      // Seen: about one id in 20, as flags for the device and as a list with repeats for the host.
+      std::vector<float> flags(static_cast<std::size_t>(cols), 0.0f);
+      std::vector<int32_t> seen;
+      std::uniform_int_distribution<int64_t> any(0, cols - 1);
+      for (int64_t s = 0; s < std::max<int64_t>(2, cols / 20); ++s) {
+        const int64_t id = any(rng_);
+        flags[static_cast<std::size_t>(id)] = 1.0f;
+        seen.push_back(static_cast<int32_t>(id));
+        if (s % 3 == 0) seen.push_back(static_cast<int32_t>(id));
+      }
+      Pair seen_flags = make(DType::kU8, 1, cols, cols, 0, flags);
+      Pair ids = make(DType::kI32, 1, rows, rows, 0, std::vector<float>{-2.0f});
+      int left_to_host = 0;
+      int compared = 0;
+      for (std::size_t k = 0; k < sets.size(); ++k) {
+        const SamplingOptions& o = sets[k];
+        const bool beyond = cols > 4096 && (o.top_k == 0 || o.top_k > 4096);
+        for (uint64_t step : {uint64_t{0}, uint64_t{1}, uint64_t{77}}) {
+          ASSERT_TRUE(gpu_->sample(logits.device_view(), seen_flags.device_view(), o, step,
+                                   ids.device_view())
+                          .ok());
+          const std::vector<float> got = device_floats(ids);
+          for (int64_t r = 0; r < rows; ++r) {
+            const float* in = reinterpret_cast<const float*>(logits.host.data()) + 3 + r * ld;
+            std::vector<float> row(in, in + cols);
+            const int32_t want = sample_token(row, seen, o, step);
+            const auto id = static_cast<int32_t>(got[static_cast<std::size_t>(r)]);
+            // A language model's row (peaked) at T <= 1 is always decided on the device.
+            const bool may_leave = beyond && !(r % 5 == 0 && o.temperature <= 1.0);
+            if (id == -1 && may_leave) {
+              ++left_to_host;
+              continue;
+            }
+            ++compared;
+            EXPECT_EQ(id, want) << "option set " << k << ", step " << step << ", row " << r;
+          }
+        }
+      }
+      std::cout << "[ cuda     ] sample (" << mode << "), vocabulary " << cols << ": " << compared
+                << " picks equal to sample_token's, " << left_to_host << " left to the host\n";
+      expect_same_bytes(logits, "logits after sample");
+    }
+  }
+}
+
+// A top-p draw over a flat row of 100000 logits needs far more than the ordered candidates: the
+// row is left to the host (-1), never answered from a truncated order.
+TEST_F(CudaOpsTest, SampleLeavesRowsPastItsCandidatesToTheHost) {
+  const int64_t cols = 100000;
+  std::vector<float> flat(static_cast<std::size_t>(cols));
+  std::normal_distribution<float> small(0.0f, 1e-3f);
+  for (float& v : flat) v = small(rng_);
+  Pair logits = make(DType::kF32, 1, cols, cols, 0, flat);
+  Pair ids = make(DType::kI32, 1, 1, 1, 0, std::vector<float>{-2.0f});
+  SamplingOptions o;
+  o.temperature = 1.0;
+  o.top_p = 0.9;  // ~90000 candidates in the run
+  ASSERT_TRUE(gpu_->sample(logits.device_view(), ConstMatrixView(), o, 3, ids.device_view()).ok());
+  EXPECT_EQ(static_cast<int32_t>(device_floats(ids)[0]), -1);
+  o.top_k = 100;  // now everything the draw can reach is ordered
+  ASSERT_TRUE(gpu_->sample(logits.device_view(), ConstMatrixView(), o, 3, ids.device_view()).ok());
+  std::vector<float> row = flat;
+  EXPECT_EQ(static_cast<int32_t>(device_floats(ids)[0]), sample_token(row, {}, o, 3));
+  // The penalty needs the flags.
+  o.repetition_penalty = 1.2;
+  const Status s = gpu_->sample(logits.device_view(), ConstMatrixView(), o, 3, ids.device_view());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("seen must be u8 [1, 100000]"), std::string::npos) << s.message();
 }
 
 TEST_F(CudaOpsTest, BadInputsAreErrorsNamingTheValue) {

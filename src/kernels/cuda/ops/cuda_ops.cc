@@ -260,6 +260,30 @@ class CudaOps final : public DecoderOps {
     return Status::ok_status();
   }
 
+  Status sample(ConstMatrixView logits, ConstMatrixView seen, const SamplingOptions& options,
+                uint64_t step, MatrixView ids) override {
+    QL_RETURN_IF_ERROR(ops_checks::require_sample("cuda", logits, seen, options, ids));
+    QL_RETURN_IF_ERROR(require_device("sample", logits, "logits"));
+    QL_RETURN_IF_ERROR(require_device("sample", ids, "ids"));
+    const bool penalty = options.repetition_penalty != 1.0;
+    if (penalty) QL_RETURN_IF_ERROR(require_device("sample", seen, "seen"));
+    // A knob for tests and A/B runs (read per call, as the kernels' other knobs).
+    const char* select = std::getenv("QLINEAR_SAMPLE_SELECT");
+    const bool radix_only = select != nullptr && std::string_view(select) == "radix";
+    const launch::SampleParams params{options.temperature,
+                                      options.top_p,
+                                      options.min_p,
+                                      static_cast<float>(options.repetition_penalty),
+                                      options.top_k,
+                                      options.seed,
+                                      step,
+                                      radix_only ? 1 : 0};
+    QL_CUDA(launch::decoder_sample(matrix_of(logits), logits.rows(), logits.cols(),
+                                   penalty ? pointer_of<const uint8_t>(seen) : nullptr, params,
+                                   pointer_of<int32_t>(ids), stream_));
+    return Status::ok_status();
+  }
+
  private:
   // rms_norm, or add_rms_norm when `delta` has data: x (+= delta) normed into out, one kernel.
   Status norm(std::string_view op, ConstMatrixView x, ConstMatrixView delta, ConstMatrixView weight,
