@@ -25,20 +25,20 @@ constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
 constexpr int kCap = kSampleCandidates;  // candidates ordered on the device
 constexpr int kBins = 256;
+constexpr int kUnroll = 8;         // row values a thread loads together
 constexpr int kBuffer = 2 * kCap;  // keys a gathered prefix may hold
 constexpr int kSample = kCap;      // keys of the strided sample that sets the gather's threshold
 
 // Shared memory: the ordered candidates' keys (room for a gathered prefix of up to kBuffer), and
-// a region that holds the per-warp histograms while the radix selects run and the first kCap
+// a region that holds the per-warp histograms while the radix selects run and the ordered
 // candidates' p afterwards.
 struct SampleShared {
   uint64_t order[kBuffer];
   union {
     uint32_t hist[kWarps][kBins];
-    double p[kCap];
+    double p[kBuffer];
   } u;
 };
-static_assert(sizeof(uint32_t) * kWarps * kBins == sizeof(double) * kCap);
 
 // model/sampler.cc descending_key: smaller key, larger value; -0 as +0.
 __device__ __forceinline__ uint32_t descending_key(float f) {
@@ -62,10 +62,32 @@ struct Row {
     return isnan(l) ? -INFINITY : l;
   }
   // The candidate order's key: ascending key = descending value, ties by ascending id.
-  __device__ __forceinline__ uint64_t key(int64_t i) const {
-    return (static_cast<uint64_t>(descending_key(value(i))) << 32) | static_cast<uint64_t>(i);
+  __device__ __forceinline__ uint64_t key(int64_t i) const { return key_of(value(i), i); }
+  static __device__ __forceinline__ uint64_t key_of(float v, int64_t i) {
+    return (static_cast<uint64_t>(descending_key(v)) << 32) | static_cast<uint64_t>(i);
   }
 };
+
+// fn(i, in_row, value) over the row, every thread kUnroll loads in flight before it uses them (one
+// load at a time per thread left the passes waiting on L2 latency: ~65 us each for 151936 values
+// on an H100). Every lane of a warp makes the same calls (in_row false past the row), so fn may
+// use warp collectives.
+template <typename Fn>
+__device__ __forceinline__ void for_each_value(const Row& row, Fn&& fn) {
+  for (int64_t base = threadIdx.x; base - threadIdx.x < row.cols; base += kUnroll * kThreads) {
+    float v[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t i = base + k * kThreads;
+      v[k] = i < row.cols ? row.value(i) : -INFINITY;
+    }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t i = base + k * kThreads;
+      fn(i, i < row.cols, v[k]);
+    }
+  }
+}
 
 // Block-wide sums and minimum; every thread calls them and gets the result.
 template <typename T>
@@ -134,22 +156,17 @@ __device__ Bound select_rank(const Row& row, uint64_t rank, SampleShared& s, uin
       (&s.u.hist[0][0])[i] = 0;
     }
     __syncthreads();
-    for (int64_t base = 0; base < row.cols; base += kThreads) {
-      const int64_t i = base + threadIdx.x;
-      uint64_t key = 0;
-      bool in = false;
-      if (i < row.cols) {
-        key = row.key(i);
-        in = (key & b.mask) == b.prefix;
-      }
+    for_each_value(row, [&](int64_t i, bool in_row, float v) {
+      const uint64_t key = Row::key_of(v, i);
+      const bool in = in_row && (key & b.mask) == b.prefix;
       const unsigned active = __ballot_sync(0xFFFFFFFFu, in);
       if (in) {
         const auto bin = static_cast<unsigned>((key >> shift) & 0xFFu);
         const unsigned peers = __match_any_sync(active, bin);
         if (lane == __ffs(peers) - 1) s.u.hist[warp][bin] += __popc(peers);
       }
-      __syncwarp();  // this warp's counts are read and written again next iteration
-    }
+      __syncwarp();  // this warp's counts are read and written again next time
+    });
     __syncthreads();
     if (threadIdx.x < kBins) {
       uint32_t total = 0;
@@ -247,13 +264,13 @@ __device__ int gather_prefix(const Row& row, int need, SampleShared& s, uint32_t
   }
   if (tid == 0) *gathered = 0;
   __syncthreads();
-  for (int64_t i = tid; i < row.cols; i += kThreads) {
-    const uint64_t k = row.key(i);
-    if (k <= t) {
+  for_each_value(row, [&](int64_t i, bool in_row, float v) {
+    const uint64_t k = Row::key_of(v, i);
+    if (in_row && k <= t) {
       const unsigned slot = atomicAdd(gathered, 1u);
       if (slot < kBuffer) s.order[slot] = k;
     }
-  }
+  });
   __syncthreads();
   const auto n = static_cast<int>(*gathered < kBuffer + 1u ? *gathered : kBuffer + 1u);
   __syncthreads();  // *gathered is read before any thread returns and reuses it
@@ -288,10 +305,10 @@ __global__ void __launch_bounds__(kThreads)
   if (o.temperature == 0.0) {
     // Greedy: the largest value, the lowest id among equals; 0 when nothing is above -inf.
     uint64_t first_key = ~0ull;
-    for (int64_t i = tid; i < cols; i += kThreads) {
-      const uint64_t k = row.key(i);
-      first_key = k < first_key ? k : first_key;
-    }
+    for_each_value(row, [&](int64_t i, bool in_row, float v) {
+      const uint64_t k = Row::key_of(v, i);
+      if (in_row && k < first_key) first_key = k;
+    });
     first_key = block_min(first_key, scratch_u64);
     if (tid == 0) ids[blockIdx.x] = row.value(id_of(first_key)) == -INFINITY ? 0 : id_of(first_key);
     return;
@@ -314,13 +331,13 @@ __global__ void __launch_bounds__(kThreads)
     if (m < candidates) in_order = select_rank(row, static_cast<uint64_t>(m - 1), s, found);
     if (tid == 0) gathered = 0;
     __syncthreads();
-    for (int64_t i = tid; i < cols; i += kThreads) {
-      const uint64_t k = row.key(i);
-      if (in_order.admits(k)) {
+    for_each_value(row, [&](int64_t i, bool in_row, float v) {
+      const uint64_t k = Row::key_of(v, i);
+      if (in_row && in_order.admits(k)) {
         const unsigned slot = atomicAdd(&gathered, 1u);
         if (slot < kCap) s.order[slot] = k;  // exactly m admitted; the guard costs nothing
       }
-    }
+    });
     int n = 1;
     while (n < m) n *= 2;
     for (int i = m + tid; i < n; i += kThreads) s.order[i] = ~0ull;
@@ -348,15 +365,15 @@ __global__ void __launch_bounds__(kThreads)
   if (candidates_ordered) {
     for (int i = tid; i < candidates; i += kThreads) part += ordered_weight(i);
   } else {
-    for (int64_t i = tid; i < cols; i += kThreads) {
-      if (in_candidates.admits(row.key(i))) part += weight(row.value(i));
-    }
+    for_each_value(row, [&](int64_t i, bool in_row, float v) {
+      if (in_row && in_candidates.admits(Row::key_of(v, i))) part += weight(v);
+    });
   }
   const double total = block_sum(part, scratch_f64);
-  for (int i = tid; i < m; i += kThreads) s.u.p[i] = ordered_weight(i) / total;
+  for (int i = tid; i < usable; i += kThreads) s.u.p[i] = ordered_weight(i) / total;
   __syncthreads();
   // p of the i-th candidate in order (i < usable).
-  const auto p_at = [&](int i) { return i < m ? s.u.p[i] : ordered_weight(i) / total; };
+  const auto p_at = [&](int i) { return s.u.p[i]; };
 
   // min-p: every candidate whose p >= min_p * p_first (p falls along the order, so they lead it:
   // counted among the ordered ones unless the last of those passes too).
@@ -368,19 +385,32 @@ __global__ void __launch_bounds__(kThreads)
     if (candidates_ordered || p_at(usable - 1) < p_floor) {
       for (int i = tid; i < usable; i += kThreads) passing += p_at(i) >= p_floor ? 1 : 0;
     } else {
-      for (int64_t i = tid; i < cols; i += kThreads) {
-        const uint64_t k = row.key(i);
-        if (in_candidates.admits(k) && weight(row.value(i)) / total >= p_floor) ++passing;
-      }
+      for_each_value(row, [&](int64_t i, bool in_row, float v) {
+        if (in_row && in_candidates.admits(Row::key_of(v, i)) && weight(v) / total >= p_floor) {
+          ++passing;
+        }
+      });
     }
     passing = block_sum(passing, scratch_count);
     kept = passing < 1 ? 1 : (static_cast<int64_t>(passing) < candidates ? passing : candidates);
   }
+  // The ordered candidates' mass (a block sum, which the sums in order below equal up to
+  // rounding): where a walk cannot end among them, the row goes to the host without the walk.
+  const bool partial = usable < candidates;
+  double ordered_mass = 0.0;
+  if (partial) {
+    double mine = 0.0;
+    for (int i = tid; i < usable; i += kThreads) mine += p_at(i);
+    ordered_mass = block_sum(mine, scratch_f64);
+  }
+  constexpr double kMargin = 1e-12;  // far above the rounding of sums of <= 8192 terms
   // top-p: the shortest leading run whose p, summed in order, reaches top_p (one thread, the
   // host's sum). Past the ordered candidates: the host decides (-1).
   if (tid == 0) {
     kept_shared = kept;
-    if (o.top_p < 1.0) {
+    if (o.top_p < 1.0 && partial && ordered_mass < o.top_p - kMargin) {
+      kept_shared = -1;
+    } else if (o.top_p < 1.0) {
       double cumulative = 0.0;
       int count = 0;
       while (count < usable && cumulative < o.top_p) cumulative += p_at(count++);
@@ -405,16 +435,16 @@ __global__ void __launch_bounds__(kThreads)
   if (kept <= usable) {
     for (int i = tid; i < kept; i += kThreads) mass_part += p_at(i);
   } else if (kept == candidates) {
-    for (int64_t i = tid; i < cols; i += kThreads) {
-      if (in_candidates.admits(row.key(i))) mass_part += weight(row.value(i)) / total;
-    }
+    for_each_value(row, [&](int64_t i, bool in_row, float v) {
+      if (in_row && in_candidates.admits(Row::key_of(v, i))) mass_part += weight(v) / total;
+    });
   } else {
-    for (int64_t i = tid; i < cols; i += kThreads) {
-      if (in_candidates.admits(row.key(i))) {
-        const double p = weight(row.value(i)) / total;
+    for_each_value(row, [&](int64_t i, bool in_row, float v) {
+      if (in_row && in_candidates.admits(Row::key_of(v, i))) {
+        const double p = weight(v) / total;
         if (p >= p_floor) mass_part += p;
       }
-    }
+    });
   }
   const double mass = block_sum(mass_part, scratch_f64);
 
@@ -422,6 +452,10 @@ __global__ void __launch_bounds__(kThreads)
   if (tid == 0) {
     const double u = uniform(o.seed, o.step) * mass;
     const int64_t walk = kept < usable ? kept : usable;
+    if (walk < kept && u > ordered_mass + kMargin) {
+      ids[blockIdx.x] = -1;  // the draw lands past the ordered candidates
+      return;
+    }
     double cumulative = 0.0;
     int32_t last_positive = first_id;
     int32_t id = -1;
