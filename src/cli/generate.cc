@@ -163,15 +163,20 @@ Status run_generate(const GenerateCliOptions& opts) {
       if (!k.note.empty()) entry["note"] = k.note;
       kernels.push_back(std::move(entry));
     }
-    const nlohmann::json doc = {{"prompt_ids", prompt},
-                                {"output_ids", result.output_ids},
-                                {"text", generated_text},
-                                {"stop_reason", result.stop_reason},
-                                {"load_s", decoder->load_seconds()},
-                                {"prefill_tokens_per_s", prefill_tps},
-                                {"decode_tokens_per_s", decode_tps},
-                                {"decode_step", decoder->decode_step()},
-                                {"kernels", kernels}};
+    nlohmann::json doc = {{"prompt_ids", prompt},
+                          {"output_ids", result.output_ids},
+                          {"text", generated_text},
+                          {"stop_reason", result.stop_reason},
+                          {"load_s", decoder->load_seconds()},
+                          {"prefill_tokens_per_s", prefill_tps},
+                          {"decode_tokens_per_s", decode_tps},
+                          {"decode_step", decoder->decode_step()},
+                          {"kernels", kernels}};
+    // Where sampled tokens were picked (Decoder::forward_sampled; --logits-out samples on the
+    // host).
+    if (!plain_greedy(gen.sampling) && opts.logits_out.empty()) {
+      doc["sampled_where"] = decoder->sampled_where();
+    }
     // Invalid UTF-8 a model may produce is replaced, never a thrown exception.
     fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {

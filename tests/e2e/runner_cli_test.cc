@@ -205,6 +205,15 @@ TEST(RunnerCli, BenchModelSamplesInTheDecoder) {
   // Warm-up (2 tokens) and the run (4): a pick per token in the decoder, none on the host.
   EXPECT_EQ(j["sampled_where"], "device 6, host 0 (0 past the device's ordered candidates)")
       << r.out;
+  // generate says the same: 5 tokens, each picked in the decoder (the prompt's last row, then 4
+  // steps).
+  const e2e::CliRun gen = run_cli({"generate", "--model", dir, "--prompt-ids", "1,2,3",
+                                   "--max-tokens", "5", "--temperature", "0.9", "--json"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const auto g = nlohmann::json::parse(gen.out, nullptr, false);
+  ASSERT_FALSE(g.is_discarded()) << gen.out;
+  EXPECT_EQ(g["sampled_where"], "device 5, host 0 (0 past the device's ordered candidates)")
+      << gen.out;
   const e2e::CliRun bad =
       run_cli({"bench-model", "--model", dir, "--batch", "2", "--temperature", "0.8"});
   EXPECT_NE(bad.exit_code, 0);
