@@ -1110,41 +1110,41 @@ Result<int32_t> DeviceDecoder::forward_sampled(std::span<const int32_t> tokens, 
   QL_RETURN_IF_ERROR(check_rows(0, tokens, start));
   const int64_t vocab = config_.vocab;
   const int64_t decode_rows = tokens.size() == 1 ? 1 : 0;
-  sample_row_.resize(static_cast<std::size_t>(vocab));
-  const MatrixView host_row = MatrixView::dense(sample_row_.data(), DType::kF32, 1, vocab);
-  if (!device_sampling()) {
-    QL_RETURN_IF_ERROR(run_rows(tokens, {}, start, 0, 0, false, decode_rows, host_row));
-    ++sampled_on_host_;
-    return sample_token(sample_row_, seen, options, step);
-  }
+  const bool on_device = device_sampling();
   const bool penalty = options.repetition_penalty != 1.0;
-  if (penalty) QL_RETURN_IF_ERROR(mark_seen(seen));
+  if (on_device && penalty) QL_RETURN_IF_ERROR(mark_seen(seen));
+  // The logits stay where the step wrote them until the op or the host needs them.
   QL_RETURN_IF_ERROR(run_rows(tokens, {}, start, 0, 0, false, decode_rows, MatrixView()));
-  const ColumnProjection& lm = lm_head_[0];
-  const ConstMatrixView logits =
-      lm_buf_[0].matrix().slice_rows(0, 1).slice_cols(lm.slots[0]->begin, lm.slots[0]->size);
-  const ConstMatrixView flags =
-      penalty ? ConstMatrixView(seen_flags_.matrix().slice_cols(0, vocab)) : ConstMatrixView();
-  const Status sampled =
-      ops_->sample(logits, flags, options, step, argmax_ids_.matrix().slice_cols(0, 1));
-  if (sampled.ok()) {
-    const int32_t* id = argmax_ids_.data_as<int32_t>();
-    if (!on_host()) {
-      QL_RETURN_IF_ERROR(dc_->synchronize(ctx_.stream));
-      QL_RETURN_IF_ERROR(dc_->download(host_argmax_.data(), argmax_ids_.data(), 0, sizeof *id));
-      id = host_argmax_.data_as<int32_t>();
+  if (on_device) {
+    const ColumnProjection& lm = lm_head_[0];
+    const ConstMatrixView logits =
+        lm_buf_[0].matrix().slice_rows(0, 1).slice_cols(lm.slots[0]->begin, lm.slots[0]->size);
+    const ConstMatrixView flags =
+        penalty ? ConstMatrixView(seen_flags_.matrix().slice_cols(0, vocab)) : ConstMatrixView();
+    const Status sampled =
+        ops_->sample(logits, flags, options, step, argmax_ids_.matrix().slice_cols(0, 1));
+    if (sampled.ok()) {
+      const int32_t* id = argmax_ids_.data_as<int32_t>();
+      if (!on_host()) {
+        QL_RETURN_IF_ERROR(dc_->synchronize(ctx_.stream));
+        QL_RETURN_IF_ERROR(dc_->download(host_argmax_.data(), argmax_ids_.data(), 0, sizeof *id));
+        id = host_argmax_.data_as<int32_t>();
+      }
+      if (*id >= 0) {
+        ++sampled_on_device_;
+        return *id;
+      }
+      ++left_to_host_;  // past the device's ordered candidates: the host decides
+    } else if (sampled.code() == ErrorCode::kUnsupported) {
+      sample_unsupported_ = true;
+    } else {
+      return sampled;
     }
-    if (*id >= 0) {
-      ++sampled_on_device_;
-      return *id;
-    }
-    ++left_to_host_;  // past the device's ordered candidates: the host decides
-  } else if (sampled.code() == ErrorCode::kUnsupported) {
-    sample_unsupported_ = true;
-  } else {
-    return sampled;
   }
-  QL_RETURN_IF_ERROR(logits_to_host(1, host_row));
+  // On the host: the row comes down (each rank's vocabulary slice into its columns).
+  sample_row_.resize(static_cast<std::size_t>(vocab));
+  QL_RETURN_IF_ERROR(
+      logits_to_host(1, MatrixView::dense(sample_row_.data(), DType::kF32, 1, vocab)));
   ++sampled_on_host_;
   return sample_token(sample_row_, seen, options, step);
 }
@@ -1238,16 +1238,6 @@ class OwningDecoder final : public Decoder {
 };
 
 }  // namespace
-
-Result<int32_t> Decoder::forward_sampled(std::span<const int32_t> tokens, int64_t start,
-                                         const SamplingOptions& options,
-                                         std::span<const int32_t> seen, uint64_t step) {
-  QL_RETURN_IF_ERROR(check_sampling(options));
-  std::vector<float> row(static_cast<std::size_t>(config().vocab));
-  QL_RETURN_IF_ERROR(
-      forward(tokens, start, false, MatrixView::dense(row.data(), DType::kF32, 1, config().vocab)));
-  return sample_token(row, seen, options, step);
-}
 
 Result<std::unique_ptr<Decoder>> Decoder::create(DecoderWeights& weights, const Device& device,
                                                  const DecoderOptions& options) {

@@ -146,10 +146,10 @@ class Decoder {
   // sequence's tokens so far (the repetition penalty's). The device decoder samples on its device
   // (DecoderOps::sample) and downloads one id; a row the device sampler leaves to the host (-1),
   // a split vocabulary, a backend without the op and QLINEAR_HOST_SAMPLE=1 download the row and
-  // sample it on the host. The default: forward() into a row, sample_token.
+  // sample it on the host.
   virtual Result<int32_t> forward_sampled(std::span<const int32_t> tokens, int64_t start,
                                           const SamplingOptions& options,
-                                          std::span<const int32_t> seen, uint64_t step);
+                                          std::span<const int32_t> seen, uint64_t step) = 0;
   virtual std::vector<DecoderLayerKernels> kernels() const = 0;
   // Bytes of weights one decode step reads (every linear layer once, the embedding row aside).
   virtual uint64_t weight_bytes() const = 0;
