@@ -4,12 +4,13 @@
 //
 // One block per row, as the argmax: the row sits in L2 after the lm_head. The definition orders
 // the candidates, but its sums run in id order, so only the leading candidates top-p, min-p and
-// the draw reach need an order: the block finds the first kCap of them (radix selects on the
-// 64-bit key (descending logit, ascending id), each key unique), sorts those in shared memory and
-// walks them in double on one thread as the host loop does. The softmax total and the kept mass
-// are block sums (another order than the host's id order: the picks agree up to the rounding of
-// those double sums). A row whose top-p run or draw walks past the kCap leading candidates gets
-// id -1: the caller samples it on the host, so the answer never depends on the cap.
+// the draw reach need an order. Keys are 64-bit (descending logit, ascending id), each unique.
+// The block gathers a prefix of the order (up to kBuffer keys under a bound a sorted strided
+// sample sets; radix selects find the exact first kCap where the sample misjudges), sorts it in
+// shared memory and walks it in double on one thread as the host loop does. The softmax total and
+// the kept mass are block sums (another order than the host's id order: the picks agree up to the
+// rounding of those double sums). A row whose top-p run or draw walks past the ordered candidates
+// gets id -1: the caller samples it on the host, so the answer never depends on the cap.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -231,6 +232,45 @@ __device__ void sort_keys(SampleShared& s, int n) {
   }
 }
 
+// Every key `admits` takes into s.order[0 .. capacity), in no order; returns how many it took
+// (more than capacity: the surplus was not stored).
+template <typename Admits>
+__device__ uint32_t gather_keys(const Row& row, int capacity, SampleShared& s, uint32_t* gathered,
+                                Admits&& admits) {
+  if (threadIdx.x == 0) *gathered = 0;
+  __syncthreads();
+  for_each_value(row, [&](int64_t i, bool in_row, float v) {
+    const uint64_t k = Row::key_of(v, i);
+    if (in_row && admits(k)) {
+      const unsigned slot = atomicAdd(gathered, 1u);
+      if (slot < static_cast<unsigned>(capacity)) s.order[slot] = k;
+    }
+  });
+  __syncthreads();
+  const uint32_t n = *gathered;
+  __syncthreads();  // *gathered is read before any thread reuses it
+  return n;
+}
+
+// Sorts the n gathered keys s.order[0 .. n), padded to a power of two with keys past every real
+// one.
+__device__ void sort_gathered(SampleShared& s, int n) {
+  int padded = 1;
+  while (padded < n) padded *= 2;
+  for (int i = n + static_cast<int>(threadIdx.x); i < padded; i += kThreads) s.order[i] = ~0ull;
+  __syncthreads();
+  sort_keys(s, padded);
+}
+
+// fn(value) of every candidate (the keys `candidates` admits).
+template <typename Fn>
+__device__ __forceinline__ void for_each_candidate(const Row& row, const Bound& candidates,
+                                                   Fn&& fn) {
+  for_each_value(row, [&](int64_t i, bool in_row, float v) {
+    if (in_row && candidates.admits(Row::key_of(v, i))) fn(v);
+  });
+}
+
 // model/sampler.cc sample_uniform.
 __device__ double uniform(uint64_t seed, uint64_t step) {
   uint64_t x = seed + 0x9E3779B97F4A7C15ull * (step + 1);
@@ -262,25 +302,10 @@ __device__ int gather_prefix(const Row& row, int need, SampleShared& s, uint32_t
     t = *threshold;
     if (t == ~0ull) return 0;  // the sample cannot bound enough keys below the buffer's size
   }
-  if (tid == 0) *gathered = 0;
-  __syncthreads();
-  for_each_value(row, [&](int64_t i, bool in_row, float v) {
-    const uint64_t k = Row::key_of(v, i);
-    if (in_row && k <= t) {
-      const unsigned slot = atomicAdd(gathered, 1u);
-      if (slot < kBuffer) s.order[slot] = k;
-    }
-  });
-  __syncthreads();
-  const auto n = static_cast<int>(*gathered < kBuffer + 1u ? *gathered : kBuffer + 1u);
-  __syncthreads();  // *gathered is read before any thread returns and reuses it
-  if (n < need || n > kBuffer) return 0;
-  int padded = 1;
-  while (padded < n) padded *= 2;
-  for (int i = n + tid; i < padded; i += kThreads) s.order[i] = ~0ull;
-  __syncthreads();
-  sort_keys(s, padded);
-  return n;
+  const uint32_t n = gather_keys(row, kBuffer, s, gathered, [&](uint64_t k) { return k <= t; });
+  if (n < static_cast<uint32_t>(need) || n > static_cast<uint32_t>(kBuffer)) return 0;
+  sort_gathered(s, static_cast<int>(n));
+  return static_cast<int>(n);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -329,20 +354,9 @@ __global__ void __launch_bounds__(kThreads)
     // The radix selects: the m leading candidates, then their order.
     Bound in_order = in_candidates;
     if (m < candidates) in_order = select_rank(row, static_cast<uint64_t>(m - 1), s, found);
-    if (tid == 0) gathered = 0;
-    __syncthreads();
-    for_each_value(row, [&](int64_t i, bool in_row, float v) {
-      const uint64_t k = Row::key_of(v, i);
-      if (in_row && in_order.admits(k)) {
-        const unsigned slot = atomicAdd(&gathered, 1u);
-        if (slot < kCap) s.order[slot] = k;  // exactly m admitted; the guard costs nothing
-      }
-    });
-    int n = 1;
-    while (n < m) n *= 2;
-    for (int i = m + tid; i < n; i += kThreads) s.order[i] = ~0ull;
-    __syncthreads();
-    sort_keys(s, n);
+    // Exactly m admitted (the capacity bound costs nothing).
+    (void)gather_keys(row, kCap, s, &gathered, [&](uint64_t k) { return in_order.admits(k); });
+    sort_gathered(s, m);
     ordered = m;
   }
   const int usable = static_cast<int>(candidates < ordered ? candidates : ordered);
@@ -365,30 +379,25 @@ __global__ void __launch_bounds__(kThreads)
   if (candidates_ordered) {
     for (int i = tid; i < candidates; i += kThreads) part += ordered_weight(i);
   } else {
-    for_each_value(row, [&](int64_t i, bool in_row, float v) {
-      if (in_row && in_candidates.admits(Row::key_of(v, i))) part += weight(v);
-    });
+    for_each_candidate(row, in_candidates, [&](float v) { part += weight(v); });
   }
   const double total = block_sum(part, scratch_f64);
   for (int i = tid; i < usable; i += kThreads) s.u.p[i] = ordered_weight(i) / total;
   __syncthreads();
-  // p of the i-th candidate in order (i < usable).
-  const auto p_at = [&](int i) { return s.u.p[i]; };
+  const double* p = s.u.p;  // p of the i-th candidate in order (i < usable)
 
   // min-p: every candidate whose p >= min_p * p_first (p falls along the order, so they lead it:
   // counted among the ordered ones unless the last of those passes too).
   int64_t kept = candidates;
-  const double p_floor = o.min_p * s.u.p[0];
+  const double p_floor = o.min_p * p[0];
   const bool min_p = o.min_p > 0.0 && p_floor > 0.0;
   if (min_p) {
     unsigned long long passing = 0;
-    if (candidates_ordered || p_at(usable - 1) < p_floor) {
-      for (int i = tid; i < usable; i += kThreads) passing += p_at(i) >= p_floor ? 1 : 0;
+    if (candidates_ordered || p[usable - 1] < p_floor) {
+      for (int i = tid; i < usable; i += kThreads) passing += p[i] >= p_floor ? 1 : 0;
     } else {
-      for_each_value(row, [&](int64_t i, bool in_row, float v) {
-        if (in_row && in_candidates.admits(Row::key_of(v, i)) && weight(v) / total >= p_floor) {
-          ++passing;
-        }
+      for_each_candidate(row, in_candidates, [&](float v) {
+        if (weight(v) / total >= p_floor) ++passing;
       });
     }
     passing = block_sum(passing, scratch_count);
@@ -400,7 +409,7 @@ __global__ void __launch_bounds__(kThreads)
   double ordered_mass = 0.0;
   if (partial) {
     double mine = 0.0;
-    for (int i = tid; i < usable; i += kThreads) mine += p_at(i);
+    for (int i = tid; i < usable; i += kThreads) mine += p[i];
     ordered_mass = block_sum(mine, scratch_f64);
   }
   constexpr double kMargin = 1e-12;  // far above the rounding of sums of <= 8192 terms
@@ -413,7 +422,7 @@ __global__ void __launch_bounds__(kThreads)
     } else if (o.top_p < 1.0) {
       double cumulative = 0.0;
       int count = 0;
-      while (count < usable && cumulative < o.top_p) cumulative += p_at(count++);
+      while (count < usable && cumulative < o.top_p) cumulative += p[count++];
       if (cumulative >= o.top_p || usable == candidates) {
         const int64_t run = count > 1 ? count : 1;
         kept_shared = run < kept ? run : kept;
@@ -433,17 +442,13 @@ __global__ void __launch_bounds__(kThreads)
   // min-p's, over the row.
   double mass_part = 0.0;
   if (kept <= usable) {
-    for (int i = tid; i < kept; i += kThreads) mass_part += p_at(i);
+    for (int i = tid; i < kept; i += kThreads) mass_part += p[i];
   } else if (kept == candidates) {
-    for_each_value(row, [&](int64_t i, bool in_row, float v) {
-      if (in_row && in_candidates.admits(Row::key_of(v, i))) mass_part += weight(v) / total;
-    });
+    for_each_candidate(row, in_candidates, [&](float v) { mass_part += weight(v) / total; });
   } else {
-    for_each_value(row, [&](int64_t i, bool in_row, float v) {
-      if (in_row && in_candidates.admits(Row::key_of(v, i))) {
-        const double p = weight(v) / total;
-        if (p >= p_floor) mass_part += p;
-      }
+    for_each_candidate(row, in_candidates, [&](float v) {
+      const double pv = weight(v) / total;
+      if (pv >= p_floor) mass_part += pv;
     });
   }
   const double mass = block_sum(mass_part, scratch_f64);
@@ -460,9 +465,8 @@ __global__ void __launch_bounds__(kThreads)
     int32_t last_positive = first_id;
     int32_t id = -1;
     for (int i = 0; i < walk; ++i) {
-      const double p = p_at(i);
-      cumulative += p;
-      if (p > 0.0) last_positive = id_of(s.order[i]);
+      cumulative += p[i];
+      if (p[i] > 0.0) last_positive = id_of(s.order[i]);
       if (u < cumulative) {
         id = id_of(s.order[i]);
         break;
