@@ -36,7 +36,8 @@
 // it ran 230 tok/s at 128 positions against 267 with 9 parts, and 175 against 148 at 2048).
 //
 // decoder_attention_group.cu serves a whole query group per block where the cache's rows allow
-// (the runner's usual case); this kernel takes the rest. Not yet: tensor cores for prefill.
+// (the runner's usual case), decoder_attention_mma.cu prompt chunks over a bf16 cache on tensor
+// cores; this kernel takes the rest.
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
@@ -428,6 +429,7 @@ cudaError_t launch(const DecoderAttention& a, cudaStream_t stream) {
 }  // namespace
 
 cudaError_t decoder_attention(const DecoderAttention& a, cudaStream_t stream) {
+  if (a.mma) return decoder_attention_mma(a, stream);
   if (a.grouped) return decoder_attention_grouped(a, stream);
   if (a.rows == 0 || a.heads == 0) return cudaSuccess;
   if (a.head_dim <= 0 || a.head_dim > kDecoderMaxHeadDim || a.kv_heads <= 0 ||

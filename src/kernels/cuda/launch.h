@@ -285,6 +285,9 @@ struct DecoderAttention {
   // Run decoder_attention_grouped (a block per kv head, its query group together): the host sets
   // it where decoder_attention_grouped_fits, with splits and counters counted per kv head.
   bool grouped = false;
+  // Run decoder_attention_mma (tensor cores, tiles of 64 query rows): the host sets it for prompt
+  // chunks where decoder_attention_mma_fits. Takes precedence over `grouped`.
+  bool mma = false;
   // The positions and every cache row before each row's position are settled before this launch
   // (AttentionShape::settled_history): the kernels read them, and request their first keys but
   // the newest, before they wait for the kernel before them.
@@ -299,7 +302,7 @@ inline constexpr int kDecoderMaxHeadDim = 512;
 inline constexpr int kDecoderMaxSplits = 64;
 // Causal grouped-query attention of every (row, query head) over the cache, online softmax in
 // f32.
-// With a.grouped, decoder_attention_grouped.
+// With a.mma, decoder_attention_mma; with a.grouped, decoder_attention_grouped.
 cudaError_t decoder_attention(const DecoderAttention& a, cudaStream_t stream);
 // decoder_attention_group.cu: the same results (f32 rounding aside) from one block per (kv head,
 // row, part) for every query head of the group, the keys and values through shared memory; for
@@ -307,6 +310,12 @@ cudaError_t decoder_attention(const DecoderAttention& a, cudaStream_t stream);
 // With splits the counters are [rows * kv_heads].
 bool decoder_attention_grouped_fits(const DecoderAttention& a);
 cudaError_t decoder_attention_grouped(const DecoderAttention& a, cudaStream_t stream);
+// decoder_attention_mma.cu: the same results (to ~1e-5 relative: q and the softmax weights enter
+// the tensor cores as two bf16 terms each) from one block per (64 query rows of one sequence,
+// query head) on mma.sync tiles; for bf16 caches whose rows are 16-byte aligned, head_dim 32, 64
+// or 128, unsplit (prompt chunks).
+bool decoder_attention_mma_fits(const DecoderAttention& a);
+cudaError_t decoder_attention_mma(const DecoderAttention& a, cudaStream_t stream);
 // out = silu(gate) * up (f32 gate and up; out f32 / bf16 / f16).
 cudaError_t decoder_silu_mul(DecoderMatrix gate, DecoderMatrix up, DecoderMatrix out, int64_t rows,
                              int64_t cols, cudaStream_t stream);

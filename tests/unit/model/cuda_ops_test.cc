@@ -539,6 +539,114 @@ TEST_F(CudaOpsTest, CacheSequencesMatchTheCpuOps) {
   }
 }
 
+// The tensor-core attention (decoder_attention_mma.cu, tiles of 64 query rows) against the CPU
+// ops over bf16 caches: prompt chunks over earlier history, several tiles and a partial one,
+// GQA, head dims 32 / 64 / 128, windows, two sequences in one call (rows_per_sequence), a row
+// whose device position is past the cache (NaN, as the other kernels), and windows that leave a
+// gap of NaN cache rows that no row reads (they must not reach any output as 0 * NaN).
+// QLINEAR_CUDA_ATTENTION_MMA=require makes a call that the kernel does not take an error, so the
+// comparison cannot pass on another kernel.
+TEST_F(CudaOpsTest, TensorCoreAttentionMatchesTheCpuOps) {
+  auto run = [](int from, int count) {
+    std::vector<float> p;
+    for (int i = 0; i < count; ++i) p.push_back(static_cast<float>(from + i));
+    return p;
+  };
+  auto join = [](std::vector<float> a, const std::vector<float>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  struct Case {
+    std::string name;
+    int64_t heads, kv_heads, d, capacity, sequences, rows_per_sequence;
+    std::vector<float> positions;
+    std::vector<int64_t> windows;
+    int64_t poison_from = 0, poison_to = 0;  // cache rows of layer 1 set to NaN
+    int64_t outside_row = -1;                // a row whose device position is past the cache
+  };
+  const std::vector<Case> cases = {
+      {"200 rows over 100 of history, d 128", 8, 2, 128, 400, 1, 0, run(100, 200), {0, 100}},
+      {"130 rows from 0, d 64", 4, 1, 64, 200, 1, 0, run(0, 130), {0, 5}},
+      {"101 rows, d 32, groups of 2", 6, 3, 32, 300, 1, 0, run(37, 101), {0, 5, 100}},
+      {"two sequences of 70 rows", 8, 2, 64, 128, 2, 70, join(run(0, 70), run(10, 70)), {0, 33}},
+      {"windows with a gap of NaN rows",
+       4,
+       2,
+       64,
+       300,
+       1,
+       0,
+       join(join(run(0, 10), run(150, 100)), {1000}),
+       {5},
+       10,
+       145,
+       110}};
+  const int64_t layers = 2;
+  for (const Case& c : cases) {
+    const int64_t width = c.kv_heads * c.d;
+    const int64_t cache_rows = layers * c.sequences * c.capacity;
+    const auto T = static_cast<int64_t>(c.positions.size());
+    std::vector<float> k_values = random(rng_, cache_rows * width);
+    std::vector<float> v_values = random(rng_, cache_rows * width);
+    // Layer 1 of the first sequence starts at cache row c.sequences * c.capacity.
+    for (int64_t r = c.poison_from; r < c.poison_to; ++r) {
+      for (int64_t i = 0; i < width; ++i) {
+        k_values[(c.sequences * c.capacity + r) * width + i] = NAN;
+        v_values[(c.sequences * c.capacity + r) * width + i] = NAN;
+      }
+    }
+    Pair kc = make(DType::kBF16, cache_rows, width, width, 0, k_values);
+    Pair vc = make(DType::kBF16, cache_rows, width, width, 0, v_values);
+    auto cache = [&](bool device) {
+      return KvCacheView{layers,
+                         c.capacity,
+                         c.kv_heads,
+                         c.d,
+                         device ? kc.device_view() : kc.host_view(),
+                         device ? vc.device_view() : vc.host_view(),
+                         c.sequences,
+                         0,
+                         c.rows_per_sequence};
+    };
+    // The CPU ops refuse a position past the cache: they get a valid one for that row, whose
+    // output is then not compared.
+    std::vector<float> host_positions = c.positions;
+    if (c.outside_row >= 0) host_positions[static_cast<std::size_t>(c.outside_row)] = 5;
+    Pair pos = make(DType::kI32, 1, T, T, 0, c.positions);
+    Pair host_pos = make(DType::kI32, 1, T, T, 0, host_positions);
+    Pair q = make(DType::kF32, T, c.heads * c.d, c.heads * c.d + 4, 0,
+                  random(rng_, T * (c.heads * c.d + 4)));
+    for (int64_t window : c.windows) {
+      const AttentionShape shape{c.heads, c.kv_heads, c.d, window};
+      for (DType out_dtype : {DType::kF32, DType::kBF16}) {
+        const std::string what = c.name + ", window " + std::to_string(window) + ", to " +
+                                 std::string(dtype_name(out_dtype));
+        Pair out = make(out_dtype, T, c.heads * c.d, c.heads * c.d + 8, 0, {NAN});
+        ASSERT_TRUE(cpu_->attention(q.host_view(), host_pos.host_view(), cache(false), 1, shape,
+                                    out.host_view())
+                        .ok());
+        {
+          ScopedEnv mode("QLINEAR_CUDA_ATTENTION_MMA", "require");
+          const Status s = gpu_->attention(q.device_view(), pos.device_view(), cache(true), 1,
+                                           shape, out.device_view());
+          ASSERT_TRUE(s.ok()) << what << ": " << s.to_string();
+        }
+        std::vector<float> got = device_floats(out);
+        std::vector<float> want = host_floats(out);
+        if (c.outside_row >= 0) {
+          const auto first = static_cast<std::size_t>(c.outside_row * c.heads * c.d);
+          for (std::size_t i = first; i < first + static_cast<std::size_t>(c.heads * c.d); ++i) {
+            EXPECT_TRUE(std::isnan(got[i])) << what << ": element " << i << " is " << got[i];
+            got[i] = want[i] = 0.0f;
+          }
+        }
+        expect_close(got, want, out_dtype == DType::kF32 ? 2e-5 : 1e-2,
+                     "tensor-core attention, " + what);
+      }
+    }
+  }
+}
+
 // Device indices cannot be checked without a wait: the kernels write NaN rows (embed, attention)
 // or nothing (rope, store_kv) for an out-of-range one, and never touch memory outside the views.
 TEST_F(CudaOpsTest, OutOfRangeDeviceIndicesWriteNanOrNothing) {

@@ -612,6 +612,47 @@ TEST(DecoderOnCuda, NormFusionKeepsTheUnfusedLogits) {
   }
 }
 
+// Prompt chunks of >= 64 rows over a bf16 cache take the tensor-core attention
+// (decoder_attention_mma.cu): a 150-token prompt in one chunk, and in chunks of 64 (the later ones
+// over the earlier ones' keys), gives the logits of the f32 attention kernels
+// (QLINEAR_CUDA_ATTENTION_MMA=0) to ~f32 rounding, f32 activations. With =require every prompt
+// chunk must take it (an error otherwise), so the comparison cannot pass on the old kernels.
+TEST(DecoderOnCuda, TensorCoreAttentionKeepsTheLogits) {
+  Result<Device> device = detect_device("cuda");
+  if (!device.ok()) GTEST_SKIP() << "no CUDA GPU: " << device.status().to_string();
+  const std::string dir = dir_for("cuda_attention_mma");
+  auto written = write_fixture(FixtureFormat::kAwq, dir);
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  std::vector<int32_t> prompt;
+  for (int32_t i = 0; i < 150; ++i) prompt.push_back((i * 37 + 11) % 256);
+  DecoderOptions options;
+  options.ctx = 160;
+  options.kv_dtype = DType::kBF16;
+  for (int64_t chunk : {int64_t{150}, int64_t{64}}) {
+    options.max_rows = chunk;
+    std::vector<float> mma, old;
+    {
+      const char* before = std::getenv("QLINEAR_CUDA_ATTENTION_MMA");
+      const std::string saved = before != nullptr ? before : "";
+      ::setenv("QLINEAR_CUDA_ATTENTION_MMA", "require", 1);
+      mma = decoder_logits(dir, prompt, options, "cuda");
+      ::setenv("QLINEAR_CUDA_ATTENTION_MMA", "0", 1);
+      old = decoder_logits(dir, prompt, options, "cuda");
+      if (before != nullptr) {
+        ::setenv("QLINEAR_CUDA_ATTENTION_MMA", saved.c_str(), 1);
+      } else {
+        ::unsetenv("QLINEAR_CUDA_ATTENTION_MMA");
+      }
+    }
+    ASSERT_EQ(mma.size(), prompt.size() * 256);
+    ASSERT_EQ(old.size(), mma.size());
+    const double error = relative_error(mma, Matrix(old.begin(), old.end()));
+    std::cout << "[ cuda     ] chunks of " << chunk << ": tensor-core attention " << error
+              << " relative to the f32 kernels\n";
+    EXPECT_LE(error, 1e-5) << "chunks of " << chunk;
+  }
+}
+
 // The SwiGLU inside gate_up on the GPU: every MLP of a forward the 4-bit gemv runs does it when the
 // checkpoint's gate and up are one layer (never for 8-bit codes or separate layers), and the
 // logits are the unfused decoder's up to the summation order of paired columns (bf16 activations:

@@ -210,6 +210,7 @@ class CudaOps final : public DecoderOps {
     a.short_part_keys = short_part_keys();
     a.grouped = grouped_attention(a);
     QL_RETURN_IF_ERROR(split_keys(a));
+    QL_ASSIGN_OR_RETURN(a.mma, mma_attention(a));
     QL_CUDA(launch::decoder_attention(a, stream_));
     return Status::ok_status();
   }
@@ -411,6 +412,25 @@ class CudaOps final : public DecoderOps {
     if (mode == "0" || !launch::decoder_attention_grouped_fits(a)) return false;
     const int64_t sms = std::max(1, device_.device().sm_count);
     return mode == "1" || a.rows * a.heads >= 8 * sms;
+  }
+  // Tensor cores (decoder_attention_mma.cu) for prompt chunks of at least one tile of 64 rows
+  // over a bf16 cache: each block reads a key tile once for 64 query rows where the grouped
+  // kernel reads it once per row. Decode forwards (settled history) keep the kernels above.
+  // QLINEAR_CUDA_ATTENTION_MMA=0 never takes it, =1 wherever it fits, =require wherever it fits
+  // and an error elsewhere (tests and A/B runs; read per call).
+  static Result<bool> mma_attention(const launch::DecoderAttention& a) {
+    const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_MMA");
+    const std::string_view mode = v != nullptr ? v : "";
+    if (mode == "0") return false;
+    if (!launch::decoder_attention_mma_fits(a)) {
+      if (mode != "require") return false;
+      return make_error(ErrorCode::kUnsupported,
+                        "QLINEAR_CUDA_ATTENTION_MMA=require: the tensor-core attention takes bf16 "
+                        "caches with 16-byte rows, head_dim 32, 64 or 128 and unsplit keys "
+                        "(cache {} / {}, head_dim {}, {} splits)",
+                        a.cache.k.code, a.cache.v.code, a.head_dim, a.splits);
+    }
+    return mode == "1" || mode == "require" || (!a.settled && a.rows >= 64);
   }
   // QLINEAR_CUDA_ATTENTION_PREFETCH=0 keeps a decode's attention from reading its settled keys
   // before the wait; QLINEAR_CUDA_ATTENTION_SHORT_PART=k sets DecoderAttention::short_part_keys
