@@ -28,7 +28,7 @@ done
 tar cJf "$DEST/payload.tar.xz" -C "$DEST" bin lib
 rm -rf "$DEST/bin" "$DEST/lib"
 cp "$ROOT/tests/device/run.sh" "$ROOT/tests/device/gemv.sh" "$ROOT/tests/device/step_profile.sh" \
-  "$ROOT/tests/device/norm_fusion.sh" \
+  "$ROOT/tests/device/norm_fusion.sh" "$ROOT/tests/device/bench_ab.sh" \
   "$ROOT/tests/device/diag.sh" "$ROOT/tests/device/device_env.sh" "$DEST/"
 cp /work/shared/tools/gpu_peers.py /work/shared/tools/gpu_decode_peer.py "$DEST/tools/"
 cp "$ROOT/bench/h200_report.py" "$ROOT/tests/device/print_bench.py" "$DEST/tools/"
