@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -33,23 +32,6 @@ namespace qlinear {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A decode step's context bucket for `keys` (its rows' largest position + 1): the smallest power
-// of two from 128 that holds them, at most ctx. The device's attention splits each row's keys
-// over blocks sized for the bucket (AttentionShape::max_keys) instead of for the whole cache, so
-// a short context launches fewer blocks (H100/H200, 8B decode: the 1056 blocks of a split sized
-// for any context filled every SM while the 33 parts of 16 keys were mostly empty; docs/cuda.md).
-// QLINEAR_CONTEXT_BUCKETS=0 sizes every step for the whole cache (one recorded step, as before).
-int64_t context_bucket(int64_t keys, int64_t ctx) {
-  static const bool on = [] {
-    const char* v = std::getenv("QLINEAR_CONTEXT_BUCKETS");
-    return v == nullptr || std::string_view(v) != "0";
-  }();
-  if (!on) return 0;
-  int64_t bucket = 128;
-  while (bucket < keys && bucket < ctx) bucket *= 2;
-  return std::min(bucket, ctx);
-}
 
 // QLINEAR_STEP_SKIP=op,op,... leaves those operations out of every forward: a profiling knob
 // only (docs/runner.md "Where a step's time goes"): the step's time without an operation, against
@@ -355,16 +337,11 @@ class DeviceDecoder final : public Decoder {
   // The one-token step recorded once (a CUDA graph) and replayed for every decode token: one
   // submission instead of ~10 launches per layer. Null until the first decode step, and for good
   // when the device cannot record (why_not_recorded_ says why, QLINEAR_VERBOSE=run).
-  // Per number of rows B (batched decode of sequences 0 .. B - 1; B = 1: sequence 0 alone),
-  // whether the step ends in the argmax, and the context bucket (step_keys_).
-  using StepKey = std::array<int64_t, 3>;
-  std::map<StepKey, std::unique_ptr<RecordedWork>> steps_;
+  // Per number of rows B (batched decode of sequences 0 .. B - 1; B = 1: sequence 0 alone) and
+  // whether the step ends in the argmax (key 2 B + greedy).
+  std::map<int64_t, std::unique_ptr<RecordedWork>> steps_;
   bool record_decode_ = false;
-  std::map<StepKey, int> eager_decode_steps_;
-  // A decode step's context bucket: no row attends more keys than this (context_bucket of the
-  // rows' largest position + 1); 0 outside decode steps. The attention's split is sized by it
-  // (AttentionShape::max_keys), so each bucket has its own recorded step.
-  int64_t step_keys_ = 0;
+  std::map<int64_t, int> eager_decode_steps_;
   std::string why_eager_ = "not yet recorded";
   Tensor kv_k_, kv_v_;
   Tensor kv_k_scale_, kv_v_scale_;  // an FP8 cache's scales [rows, kv heads]
@@ -870,10 +847,9 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
       const MatrixView attn = attn_buf_[ri].matrix().slice_rows(0, T);
       // A decode forward (one row per sequence) writes only each row's own position; its
       // positions were uploaded and the earlier rows written by earlier forwards (run_rows).
-      const bool decode = T == 1 || rows_per_sequence == 1;
-      const AttentionShape shape{
-          heads_per_rank_, kv_heads_per_rank_,     d, c.layer_is_sliding(l) ? c.sliding_window : 0,
-          decode,          decode ? step_keys_ : 0};
+      const AttentionShape shape{heads_per_rank_, kv_heads_per_rank_, d,
+                                 c.layer_is_sliding(l) ? c.sliding_window : 0,
+                                 T == 1 || rows_per_sequence == 1};
       if (r == 0 && options_.on_attention) options_.on_attention(T, shape.settled_history);
       if (!skip.attention) {
         QL_RETURN_IF_ERROR(ops_->attention(q, pos, rank_cache, l, shape,
@@ -944,7 +920,7 @@ Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_seque
 }
 
 Result<bool> DeviceDecoder::replay_decode_step(int64_t B, bool greedy) {
-  const StepKey key{B, greedy ? 1 : 0, step_keys_};
+  const int64_t key = 2 * B + (greedy ? 1 : 0);
   auto it = steps_.find(key);
   if (it == steps_.end() && eager_decode_steps_[key] < 1) {
     // The first step at this B runs launch by launch: kernels that set themselves up on their
@@ -1015,11 +991,6 @@ Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const 
     const auto bytes = static_cast<std::size_t>(T) * sizeof(int32_t);
     QL_RETURN_IF_ERROR(dc_->upload(ids_.data(), 0, ids_at, bytes));
     QL_RETURN_IF_ERROR(dc_->upload(positions_.data(), 0, pos_at, bytes));
-  }
-  step_keys_ = 0;
-  if (decode_rows > 0 && !on_host()) {
-    const int32_t most = *std::max_element(pos_at, pos_at + T);
-    step_keys_ = context_bucket(int64_t{most} + 1, options_.ctx);
   }
   bool replayed = false;
   if (decode_rows > 0 && record_decode_) {

@@ -82,11 +82,6 @@ struct AttentionShape {
   // and values while the RoPE and KV store still runs). Only the row's own position is written
   // by this forward.
   bool settled_history = false;
-  // > 0: no row of this forward attends more than this many keys (a decode step recorded for a
-  // context bucket). Only a hint for how to split the work: a backend must stay right whatever
-  // the positions are (a recorded step is replayed only inside its bucket, but eager callers may
-  // pass anything).
-  int64_t max_keys = 0;
 };
 
 class DecoderOps {

@@ -209,7 +209,7 @@ class CudaOps final : public DecoderOps {
     a.settled = shape.settled_history && prefetch_history();
     a.short_part_keys = short_part_keys();
     a.grouped = grouped_attention(a);
-    QL_RETURN_IF_ERROR(split_keys(a, shape.max_keys));
+    QL_RETURN_IF_ERROR(split_keys(a));
     QL_ASSIGN_OR_RETURN(a.mma, mma_attention(a));
     QL_CUDA(launch::decoder_attention(a, stream_));
     return Status::ok_status();
@@ -448,16 +448,13 @@ class CudaOps final : public DecoderOps {
   // they are fewer than two per SM, the keys of each are split over up to enough blocks for eight
   // per SM (four grouped, whose blocks serve several heads; decoder_attention*.cu use as many as
   // the context fills with parts of at least min_split_keys keys).
-  // The count depends on the shape and the context bucket (AttentionShape::max_keys: at most
-  // as many parts as its keys fill) only, never on the positions, which the kernels read on the
-  // device: a recorded decode step stays right at every context length (a step recorded for a
-  // short bucket would only be slow in a longer one; the decoder records one per bucket). The
-  // partials and counters are allocated once, the partials for 16 parts per SM or the first shape
-  // that splits if it needs more, and never moved, so no recorded graph can point at freed memory;
-  // a later shape gets the splits they hold. QLINEAR_CUDA_ATTENTION_SPLITS=n forces n splits where
-  // it splits (1: never), QLINEAR_CUDA_ATTENTION_MIN_PART=k the fewest keys of a part (measurement
-  // knobs).
-  Status split_keys(launch::DecoderAttention& a, int64_t max_keys) {
+  // The count depends on the shape only, never on the positions, so a recorded decode step stays
+  // right at every context length. The partials and counters are allocated once, the partials for
+  // 16 parts per SM or the first shape that splits if it needs more, and never moved, so no
+  // recorded graph can point at freed memory; a later shape gets the splits they hold.
+  // QLINEAR_CUDA_ATTENTION_SPLITS=n forces n splits where it splits (1: never),
+  // QLINEAR_CUDA_ATTENTION_MIN_PART=k the fewest keys of a part (measurement knobs).
+  Status split_keys(launch::DecoderAttention& a) {
     static const int forced = [] {
       const char* v = std::getenv("QLINEAR_CUDA_ATTENTION_SPLITS");
       return v != nullptr ? std::min(std::atoi(v), launch::kDecoderMaxSplits) : 0;
@@ -470,14 +467,9 @@ class CudaOps final : public DecoderOps {
     const int64_t sms = std::max(1, device_.device().sm_count);
     const int64_t target = (a.grouped ? 4 : 8) * sms;
     if (pairs >= 2 * sms || forced == 1) return Status::ok_status();
-    const int part = min_part > 0 ? min_part
-                     : a.grouped  ? launch::kDecoderGroupedMinSplitKeys
-                                  : launch::kDecoderMinSplitKeys;
-    int64_t fill = std::min<int64_t>((target + pairs - 1) / pairs, launch::kDecoderMaxSplits);
-    // A context bucket (max_keys): no more parts than its keys fill; the blocks of parts past
-    // them would only leave, after taking SM slots the next kernel's blocks could use.
-    if (max_keys > 0) fill = std::min<int64_t>(fill, (max_keys + part - 1) / part);
-    int splits = forced > 1 ? forced : static_cast<int>(fill);
+    int splits = forced > 1 ? forced
+                            : static_cast<int>(std::min<int64_t>((target + pairs - 1) / pairs,
+                                                                 launch::kDecoderMaxSplits));
     if (splits <= 1) return Status::ok_status();
     // Partials are kept per query head either way.
     const int64_t parts = a.rows * a.heads * splits;
@@ -497,7 +489,9 @@ class CudaOps final : public DecoderOps {
         std::min<int64_t>(splits, partials_.numel() / (a.rows * a.heads * stride)));
     if (splits <= 1) return Status::ok_status();
     a.splits = splits;
-    a.min_split_keys = part;
+    a.min_split_keys = min_part > 0 ? min_part
+                       : a.grouped  ? launch::kDecoderGroupedMinSplitKeys
+                                    : launch::kDecoderMinSplitKeys;
     a.partials = partials_.data_as<float>();
     a.counters = counters_.data_as<int>();
     return Status::ok_status();
