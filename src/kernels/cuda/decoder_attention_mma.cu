@@ -280,9 +280,9 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(DecoderAttentio
 #pragma unroll
       for (int n2 = 0; n2 < kKeys / 16; ++n2) {
         uint32_t b[4];
-        ldmatrix_x4(b, reinterpret_cast<const __nv_bfloat16*>(k_tile +
-                                                               (16 * n2 + k_row) * T::kStride) +
-                           16 * kc + k_col);
+        ldmatrix_x4(
+            b, reinterpret_cast<const __nv_bfloat16*>(k_tile + (16 * n2 + k_row) * T::kStride) +
+                   16 * kc + k_col);
         mma<true>(s[2 * n2], ah, b[0], b[1]);
         mma<true>(s[2 * n2], al, b[0], b[1]);
         mma<true>(s[2 * n2 + 1], ah, b[2], b[3]);
@@ -343,9 +343,9 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(DecoderAttentio
 #pragma unroll
       for (int n2 = 0; n2 < kD / 16; ++n2) {
         uint32_t b[4];
-        ldmatrix_x4_trans(b, reinterpret_cast<const __nv_bfloat16*>(
-                                 v_tile + (16 * kc + v_row) * T::kStride) +
-                                 16 * n2 + v_col);
+        ldmatrix_x4_trans(
+            b, reinterpret_cast<const __nv_bfloat16*>(v_tile + (16 * kc + v_row) * T::kStride) +
+                   16 * n2 + v_col);
         mma<true>(out[2 * n2], ph, b[0], b[1]);
         mma<true>(out[2 * n2], pl, b[0], b[1]);
         mma<true>(out[2 * n2 + 1], ph, b[2], b[3]);
@@ -383,8 +383,9 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(DecoderAttentio
 template <int kD>
 cudaError_t launch_as(const DecoderAttention& a, cudaStream_t stream) {
   constexpr std::size_t bytes = Tiles<kD>::kBytes;
-  const cudaError_t e = cudaFuncSetAttribute(
-      attention_mma_kernel<kD>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  const cudaError_t e =
+      cudaFuncSetAttribute(attention_mma_kernel<kD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(bytes));
   if (e != cudaSuccess) return e;
   int64_t tiles = (a.rows + kRows - 1) / kRows;
   if (a.cache.sequence_rows > 0) {

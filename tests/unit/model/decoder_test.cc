@@ -614,9 +614,12 @@ TEST(DecoderOnCuda, NormFusionKeepsTheUnfusedLogits) {
 
 // Prompt chunks of >= 64 rows over a bf16 cache take the tensor-core attention
 // (decoder_attention_mma.cu): a 150-token prompt in one chunk, and in chunks of 64 (the later ones
-// over the earlier ones' keys), gives the logits of the f32 attention kernels
-// (QLINEAR_CUDA_ATTENTION_MMA=0) to ~f32 rounding, f32 activations. With =require every prompt
-// chunk must take it (an error otherwise), so the comparison cannot pass on the old kernels.
+// over the earlier ones' keys; with =require the last chunk of 22 rows too), gives the logits of
+// the f32 attention kernels (QLINEAR_CUDA_ATTENTION_MMA=0) within the bound the GPU decoder meets
+// against the CPU decoder with f32 activations (EveryFormatOnCuda: f32-rounding differences,
+// grown by the layers after them, ~1e-4; H100 2026-12-07: 4.5e-5 here). With =require every
+// prompt chunk must take it
+// (an error otherwise), so the comparison cannot pass on the old kernels.
 TEST(DecoderOnCuda, TensorCoreAttentionKeepsTheLogits) {
   Result<Device> device = detect_device("cuda");
   if (!device.ok()) GTEST_SKIP() << "no CUDA GPU: " << device.status().to_string();
@@ -649,7 +652,7 @@ TEST(DecoderOnCuda, TensorCoreAttentionKeepsTheLogits) {
     const double error = relative_error(mma, Matrix(old.begin(), old.end()));
     std::cout << "[ cuda     ] chunks of " << chunk << ": tensor-core attention " << error
               << " relative to the f32 kernels\n";
-    EXPECT_LE(error, 1e-5) << "chunks of " << chunk;
+    EXPECT_LE(error, 2e-4) << "chunks of " << chunk;
   }
 }
 

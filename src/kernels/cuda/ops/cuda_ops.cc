@@ -208,9 +208,11 @@ class CudaOps final : public DecoderOps {
     a.rows = T;
     a.settled = shape.settled_history && prefetch_history();
     a.short_part_keys = short_part_keys();
-    a.grouped = grouped_attention(a);
-    QL_RETURN_IF_ERROR(split_keys(a));
+    // The tensor cores take a prompt chunk unsplit: its 64-row tiles give every head's keys
+    // their own blocks (a split would only shorten each block's walk).
     QL_ASSIGN_OR_RETURN(a.mma, mma_attention(a));
+    a.grouped = !a.mma && grouped_attention(a);
+    if (!a.mma) QL_RETURN_IF_ERROR(split_keys(a));
     QL_CUDA(launch::decoder_attention(a, stream_));
     return Status::ok_status();
   }
