@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/bench_driver.h"
+#include "core/memory.h"
 #include "model/generation.h"
 
 namespace qlinear::bench {
@@ -342,6 +343,7 @@ std::string model_result_json(const ModelBenchResult& r) {
   j["model"] = r.model;
   j["format"] = r.format;
   j["load_s"] = r.load_s;
+  j["peak_rss_mib"] = peak_resident_bytes() / (1 << 20);
   j["prefill_tokens_per_s"] = r.prefill_tokens_per_s;
   j["decode_tokens_per_s"] = r.decode_tokens_per_s;
   j["batch"] = r.batch;

@@ -9,6 +9,7 @@
 #include "bench/bench_model.h"
 #include "cli/commands.h"
 #include "cli/kernel_flags.h"
+#include "core/memory.h"
 
 namespace qlinear {
 namespace {
@@ -52,7 +53,8 @@ Status run_bench_model(BenchModelCliOptions& opts) {
                r.bytes_per_token / 1e6, r.bytes_per_token * r.decode_tokens_per_s / 1e9,
                opts.decoder.device);
   }
-  fmt::print("  decode step: {}\n", r.decode_step);
+  fmt::print("  decode step: {}; peak RSS {} MiB\n", r.decode_step,
+             peak_resident_bytes() / (1 << 20));
   if (!plain_greedy(r.sampling)) {
     fmt::print("  sampled: temperature {}, top-k {}, top-p {}, min-p {}, repetition penalty {}\n",
                r.sampling.temperature, r.sampling.top_k, r.sampling.top_p, r.sampling.min_p,

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/kernel_flags.h"
 #include "cli/prompt_text.h"
+#include "core/memory.h"
 #include "io/safetensors.h"
 #include "model/decoder.h"
 #include "model/generation.h"
@@ -168,6 +169,7 @@ Status run_generate(const GenerateCliOptions& opts) {
                           {"text", generated_text},
                           {"stop_reason", result.stop_reason},
                           {"load_s", decoder->load_seconds()},
+                          {"peak_rss_mib", peak_resident_bytes() / (1 << 20)},
                           {"prefill_tokens_per_s", prefill_tps},
                           {"decode_tokens_per_s", decode_tps},
                           {"decode_step", decoder->decode_step()},
@@ -184,9 +186,9 @@ Status run_generate(const GenerateCliOptions& opts) {
     std::fflush(stdout);  // the text's last line before the summary on stderr
     fmt::print(stderr,
                "qlinear: {} prompt tokens, {} generated ({}); load {:.2f} s, prefill {:.1f} tok/s, "
-               "decode {:.1f} tok/s\n",
+               "decode {:.1f} tok/s, peak RSS {} MiB\n",
                prompt.size(), result.output_ids.size(), result.stop_reason, decoder->load_seconds(),
-               prefill_tps, decode_tps);
+               prefill_tps, decode_tps, peak_resident_bytes() / (1 << 20));
   }
   return Status::ok_status();
 }

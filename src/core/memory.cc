@@ -1,5 +1,7 @@
 #include "core/memory.h"
 
+#include <sys/resource.h>
+
 #include <cstdlib>
 
 #if defined(__linux__)
@@ -20,6 +22,12 @@ void* allocate_streamed(std::size_t bytes) {
   if (p != nullptr) (void)madvise(p, size, MADV_HUGEPAGE);
 #endif
   return p;
+}
+
+uint64_t peak_resident_bytes() {
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0 || usage.ru_maxrss <= 0) return 0;
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 }  // namespace qlinear

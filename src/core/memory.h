@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -35,5 +36,9 @@ struct StreamedAllocator {
 
 template <class T>
 using StreamedVector = std::vector<T, StreamedAllocator<T>>;
+
+// The most memory this process has had resident so far (getrusage's ru_maxrss), in bytes; 0
+// where the system does not say. generate and bench-model report it (docs/runner.md "Memory").
+uint64_t peak_resident_bytes();
 
 }  // namespace qlinear

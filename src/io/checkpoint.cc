@@ -217,6 +217,10 @@ Result<TensorRef> Checkpoint::get(std::string_view name) const {
                     escape_for_terminal(name), dir_);
 }
 
+void Checkpoint::release_pages() const {
+  for (const auto& file : files_) file->release_pages();
+}
+
 uint64_t Checkpoint::bytes_on_disk() const {
   uint64_t total = 0;
   for (const auto& file : files_) total += file->file_size();

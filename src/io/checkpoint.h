@@ -73,6 +73,9 @@ class Checkpoint {
   Result<TensorRef> get(std::string_view name) const;
   const std::vector<std::shared_ptr<const SafetensorsFile>>& files() const { return files_; }
   uint64_t bytes_on_disk() const;
+  // SafetensorsFile::release_pages of every file: their pages leave the resident set (the loader
+  // calls it between layers; later reads fault them back in).
+  void release_pages() const;
 
  private:
   Checkpoint();

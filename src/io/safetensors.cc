@@ -254,6 +254,11 @@ SafetensorsFile::~SafetensorsFile() {
   if (mapping_ != nullptr) ::munmap(mapping_, file_size_);
 }
 
+void SafetensorsFile::release_pages() const {
+  // Advice only: a failure (a kernel without it) leaves the pages resident, nothing else.
+  if (mapping_ != nullptr) (void)::madvise(mapping_, file_size_, MADV_DONTNEED);
+}
+
 std::string SafetensorsFile::file_name() const {
   const auto slash = path_.find_last_of('/');
   return slash == std::string::npos ? path_ : path_.substr(slash + 1);

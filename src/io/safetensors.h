@@ -58,6 +58,12 @@ class SafetensorsFile {
   // The "__metadata__" string map (empty when absent).
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   uint64_t file_size() const { return file_size_; }
+  // Drops this process's resident pages of the mapping (madvise MADV_DONTNEED); the page cache
+  // keeps them, and the next read of a tensor faults its pages back in from the file. The mapping
+  // is read-only and never written, so every view of it stays valid and reads the same bytes:
+  // only the resident set shrinks. The loader calls it after each converted layer, so a model's
+  // file pages do not stay resident beside its prepared weights.
+  void release_pages() const;
 
  private:
   SafetensorsFile() = default;

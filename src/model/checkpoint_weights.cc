@@ -77,6 +77,10 @@ class CheckpointWeights final : public DecoderWeights {
     bool has_lm_head = false;
     for (const LinearLayer& layer : planned) {
       QL_ASSIGN_OR_RETURN(LoadedLayer loaded, load_layer(checkpoint_, layer));
+      // The layer's source pages were read once into its canonical form; without this they
+      // would stay resident until exit, and a model's peak RSS would be its file plus its
+      // prepared weights (docs/runner.md "Memory").
+      checkpoint_.release_pages();
       const std::string note =
           !layer.unfused_reason.empty() ? layer.unfused_reason : loaded.unfused_reason;
       for (const Canonical& part : loaded.parts) {

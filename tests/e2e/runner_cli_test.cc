@@ -64,6 +64,8 @@ TEST(RunnerCli, GenerateMatchesTransformersLogitsAndGreedyIds) {
     EXPECT_TRUE(j[key].is_number()) << key;
     EXPECT_GE(j[key].get<double>(), 0.0) << key;
   }
+  // The process's peak resident memory (getrusage): at least the binary's own pages.
+  EXPECT_GT(j["peak_rss_mib"].get<double>(), 0.0);
   EXPECT_FALSE(j["kernels"].empty());
   EXPECT_TRUE(j["text"].is_string());
 
@@ -151,7 +153,7 @@ TEST(RunnerCli, BenchModelOnAFolderReportsSpeedsAndBytes) {
   const auto j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;
   for (const char* key : {"prefill_tokens_per_s", "decode_tokens_per_s", "bytes_per_token",
-                          "membw_gbps", "ratio_membw"}) {
+                          "membw_gbps", "ratio_membw", "peak_rss_mib"}) {
     ASSERT_TRUE(j[key].is_number()) << key << " in " << r.out;
     EXPECT_GT(j[key].get<double>(), 0.0) << key;
   }

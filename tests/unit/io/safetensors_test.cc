@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <string>
 
 #include "io_test_util.h"
 
@@ -94,6 +96,40 @@ TEST(SafetensorsRoundTrip, EveryDtypeAndShapeKind) {
     EXPECT_EQ(t.begin, at) << t.name;
     at = t.end;
   }
+}
+
+// The file-backed memory this process has resident (RssFile of /proc/self/status), in KiB.
+long resident_file_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("RssFile:", 0) == 0) return std::stol(line.substr(8));
+  }
+  return -1;
+}
+
+// release_pages (what the loader calls after each layer) drops the mapped pages a read brought
+// in, and a read after it sees the same bytes (faulted back in from the file).
+TEST(SafetensorsRoundTrip, ReleasedPagesLeaveTheResidentSetAndReadTheSameBytes) {
+  const std::vector<std::byte> payload = pattern(std::size_t{16} << 20, 3);
+  SafetensorsWriter writer;
+  writer.add("big", DType::kU8, {static_cast<int64_t>(payload.size())}, payload);
+  const auto path = (scratch_dir() / "release.safetensors").string();
+  ASSERT_TRUE(writer.write(path).ok());
+  auto file = SafetensorsFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  const TensorInfo* info = (*file)->find("big");
+  ASSERT_NE(info, nullptr);
+  const auto bytes = (*file)->data(*info);
+  const long before = resident_file_kib();
+  if (before < 0) GTEST_SKIP() << "no RssFile in /proc/self/status";
+  ASSERT_TRUE(std::equal(bytes.begin(), bytes.end(), payload.begin()));
+  const long touched = resident_file_kib();
+  EXPECT_GE(touched - before, 12 * 1024) << "reading 16 MiB of the mapping";
+  (*file)->release_pages();
+  const long released = resident_file_kib();
+  EXPECT_GE(touched - released, 12 * 1024) << "release_pages left the pages resident";
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), payload.begin()));
 }
 
 // The writer's header, parsed independently: offsets follow insertion order, the header is
