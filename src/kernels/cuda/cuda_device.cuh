@@ -125,6 +125,10 @@ cudaError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, std
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
+// Whether p is 16-byte aligned (cp.async of 16 bytes, vector loads): the attention kernels' fits
+// checks.
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 inline unsigned grid_for(int64_t total, int64_t cap = 65536) {
   const int64_t blocks = (total + 255) / 256;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks < cap ? blocks : cap));

@@ -405,8 +405,6 @@ cudaError_t launch_as(const DecoderAttention& a, cudaStream_t stream) {
                                      a);
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 }  // namespace
 
 bool decoder_attention_grouped_fits(const DecoderAttention& a) {
@@ -417,7 +415,8 @@ bool decoder_attention_grouped_fits(const DecoderAttention& a) {
   const int64_t elem = element_bytes(code);
   if (group > kMaxGroup || a.head_dim <= 0 || a.head_dim > kMaxHeadDim) return false;
   if ((a.head_dim * elem) % 16 != 0 || (a.cache.k.ld * elem) % 16 != 0 ||
-      (a.cache.v.ld * elem) % 16 != 0 || !aligned16(a.cache.k.data) || !aligned16(a.cache.v.data)) {
+      (a.cache.v.ld * elem) % 16 != 0 || !cuda_device::aligned16(a.cache.k.data) ||
+      !cuda_device::aligned16(a.cache.v.data)) {
     return false;
   }
   if (code == kF8 && (a.cache.k_scale == nullptr || a.cache.v_scale == nullptr)) return false;

@@ -14,12 +14,12 @@
 // terms, x = hi + lo with hi = bf16(x) and lo = bf16(x - hi) (~16 bits of mantissa together),
 // and both go through the tensor cores: S = Qhi K + Qlo K, O += Phi V + Plo V. The keys and
 // values are the cache's bf16 values exactly, the products exact in f32, so the result matches
-// the f32 kernels to ~1e-5 relative (summation order and the 2^-17 of the split aside). The
-// double mma is cheap: prefill attention is bound by the softmax and the loads, not the tensor
-// cores. Why tensor cores at all: the grouped f32 kernel (decoder_attention_group.cu) reads each
-// key tile once per query row, so a prompt of T tokens reads the cache T^2 / 2 times and does
-// T^2 d f32 FMAs per head; at 3968 tokens it was ~60% of an 8B prefill (7208 tok/s against
-// 17966 at 1024; bench/results/h200-attention-group-2026-12-04).
+// the f32 kernels to ~1e-5 relative (summation order and the 2^-17 of the split aside), at twice
+// the mma work of one bf16 term (not measured separately). Why tensor cores at all: the grouped
+// f32 kernel (decoder_attention_group.cu) reads each key tile once per query row, so a prompt of
+// T tokens reads the cache T^2 / 2 times and does T^2 d f32 FMAs per head; at 3968 tokens it was
+// at least 73% of an 8B prefill (H100: 7220 tok/s with it, 26655 with this kernel;
+// bench/results/h100-prefill-attention-2026-12-07).
 //
 // Masking: query row r sees keys [first_r, last_r] (last_r its position, first_r from the
 // window). The block walks [min first, max last] of its rows. Keys in that range that no row of
@@ -396,8 +396,6 @@ cudaError_t launch_as(const DecoderAttention& a, cudaStream_t stream) {
   return cuda_device::launch_chained(attention_mma_kernel<kD>, grid, kThreads, bytes, stream, a);
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 }  // namespace
 
 bool decoder_attention_mma_fits(const DecoderAttention& a) {
@@ -405,8 +403,8 @@ bool decoder_attention_mma_fits(const DecoderAttention& a) {
   if (a.kv_heads <= 0 || a.heads % a.kv_heads != 0 || a.splits > 1) return false;
   if (a.head_dim != 32 && a.head_dim != 64 && a.head_dim != 128) return false;
   // 16-byte rows for cp.async: the leading dimensions and pointers (head offsets are 64 bytes).
-  return a.cache.k.ld % 8 == 0 && a.cache.v.ld % 8 == 0 && aligned16(a.cache.k.data) &&
-         aligned16(a.cache.v.data) && a.rows <= 65535 * static_cast<int64_t>(kRows);
+  return a.cache.k.ld % 8 == 0 && a.cache.v.ld % 8 == 0 && cuda_device::aligned16(a.cache.k.data) &&
+         cuda_device::aligned16(a.cache.v.data) && a.rows <= 65535 * static_cast<int64_t>(kRows);
 }
 
 cudaError_t decoder_attention_mma(const DecoderAttention& a, cudaStream_t stream) {
