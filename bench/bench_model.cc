@@ -249,6 +249,8 @@ Result<ModelBenchResult> run_model_bench(const ModelBenchOptions& options) {
     result.format = options.format;
   }
   DecoderOptions dopts = options.decoder;
+  result.dtype = std::string(dtype_name(dopts.act_dtype));
+  result.kv_dtype = std::string(dtype_name(dopts.kv_dtype));
   dopts.ctx = std::max(dopts.ctx, options.prompt_len + options.gen_len + 1);
   dopts.max_rows =
       std::max(options.batch, std::max<int64_t>(1, std::min(options.prompt_len, int64_t{512})));
@@ -344,6 +346,8 @@ std::string model_result_json(const ModelBenchResult& r) {
   j["format"] = r.format;
   j["load_s"] = r.load_s;
   j["peak_rss_mib"] = peak_resident_bytes() / (1 << 20);
+  j["dtype"] = r.dtype;
+  j["kv_dtype"] = r.kv_dtype;
   j["prefill_tokens_per_s"] = r.prefill_tokens_per_s;
   j["decode_tokens_per_s"] = r.decode_tokens_per_s;
   j["batch"] = r.batch;

@@ -32,6 +32,8 @@ struct ModelBenchOptions {
 struct ModelBenchResult {
   std::string model;
   std::string format;
+  std::string dtype;     // the activations the linear layers read
+  std::string kv_dtype;  // the KV cache
   double load_s = 0.0;
   double prefill_tokens_per_s = 0.0;
   double decode_tokens_per_s = 0.0;  // per sequence: decode steps per second

@@ -173,6 +173,8 @@ Status run_generate(const GenerateCliOptions& opts) {
                           {"prefill_tokens_per_s", prefill_tps},
                           {"decode_tokens_per_s", decode_tps},
                           {"decode_step", decoder->decode_step()},
+                          {"dtype", dtype_name(dopts.act_dtype)},
+                          {"kv_dtype", dtype_name(dopts.kv_dtype)},
                           {"kernels", kernels}};
     // Where sampled tokens were picked (Decoder::forward_sampled; --logits-out samples on the
     // host).

@@ -51,19 +51,26 @@ void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set) {
   cmd->add_option("--tp", flags->tp, "Tensor-parallel ranks, emulated in this process")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--dtype", flags->dtype, "Activations the linear layers read: f32 or bf16")
-      ->check(CLI::IsMember({"f32", "bf16"}))
+  cmd->add_option("--dtype", flags->dtype,
+                  "Activations the linear layers read: f32 or bf16 (auto: bf16 on CUDA, else f32)")
+      ->check(CLI::IsMember({"auto", "f32", "bf16"}))
       ->capture_default_str();
   if (set.kv_dtype) {
     cmd->add_option("--kv-dtype", flags->kv_dtype,
-                    "KV cache: f32, bf16 or fp8 (e4m3 with a scale per position and kv head)")
-        ->check(CLI::IsMember({"f32", "bf16", "fp8"}))
+                    "KV cache: f32, bf16 or fp8 (e4m3 with a scale per position and kv head); "
+                    "auto: bf16 on CUDA, else f32")
+        ->check(CLI::IsMember({"auto", "f32", "bf16", "fp8"}))
         ->capture_default_str();
   }
   if (set.int8_activations) add_int8_activations_flag(cmd, &flags->int8_activations);
   cmd->add_flag("--eager", flags->eager,
                 "GPU: launch each kernel of a decode step from the host instead of replaying the "
                 "step recorded as a CUDA graph");
+}
+
+std::string resolve_auto_dtype(const std::string& dtype, const std::string& device) {
+  if (dtype != "auto") return dtype;
+  return device.rfind("cuda", 0) == 0 ? "bf16" : "f32";
 }
 
 Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags) {
@@ -73,10 +80,12 @@ Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags) {
   options.quantization = flags.quantization;
   options.tp = flags.tp;
   options.threads = flags.threads;
-  options.act_dtype = flags.dtype == "bf16" ? DType::kBF16 : DType::kF32;
-  options.kv_dtype = flags.kv_dtype == "bf16"  ? DType::kBF16
-                     : flags.kv_dtype == "fp8" ? DType::kF8E4M3
-                                               : DType::kF32;
+  const std::string dtype = resolve_auto_dtype(flags.dtype, flags.device);
+  const std::string kv_dtype = resolve_auto_dtype(flags.kv_dtype, flags.device);
+  options.act_dtype = dtype == "bf16" ? DType::kBF16 : DType::kF32;
+  options.kv_dtype = kv_dtype == "bf16"  ? DType::kBF16
+                     : kv_dtype == "fp8" ? DType::kF8E4M3
+                                         : DType::kF32;
   options.record_decode = !flags.eager;
   return options;
 }

@@ -33,8 +33,11 @@ struct DecoderFlags {
   std::string quantization;  // "" or "fp8"
   int threads = 0;
   int tp = 1;
-  std::string dtype = "f32";      // activations the linear layers read
-  std::string kv_dtype = "f32";   // the KV cache
+  // Activations the linear layers read, and the KV cache: "auto" is bf16 on a CUDA device (what
+  // its fast kernels take, and what GPU engines run bf16 checkpoints in) and f32 elsewhere
+  // (transformers' numerics on the CPU).
+  std::string dtype = "auto";
+  std::string kv_dtype = "auto";
   bool eager = false;             // launch every kernel of a GPU decode step from the host
   bool int8_activations = false;  // --int8-activations
 };
@@ -47,6 +50,9 @@ struct DecoderFlagSet {
 };
 
 void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set = {});
+
+// The dtype "auto" stands for on `device` (a --device string): bf16 on cuda[:N], else f32.
+std::string resolve_auto_dtype(const std::string& dtype, const std::string& device);
 
 // The DecoderOptions the flags ask for (policy from --linear-backend / --kernel,
 // --int8-activations and QLINEAR_DISABLED_KERNELS); progress is the command's to set.

@@ -90,17 +90,21 @@ if has runner; then
   timeout "$(lim 90)" "$MODEL_TESTS" --gtest_color=no --gtest_filter='Folders/HfGolden.*cuda*:Folders/DecodeGraph.*' 2>&1 |
     tee "$LOGS/runner_golden.log" | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) |Failure|Expected|Which is|error" | head -40
   PROMPT="And God said unto Moses,"
-  for dev in cpu cuda; do
+  # cuda32: the CPU's f32 activations and KV cache on the GPU (the parity check); cuda: the
+  # GPU's defaults (bf16 activations and KV cache).
+  for dev in cpu cuda32 cuda; do
+    dtypes=()
+    [[ $dev == cuda32 ]] && dtypes=(--dtype f32 --kv-dtype f32)
     timeout "$(lim 60)" "$QL" generate --model "$QL_ROOT/models/default" --prompt "$PROMPT" \
-      --max-tokens 48 --temperature 0 --device "$dev" --json >"$LOGS/generate_$dev.json" \
-      2>"$LOGS/generate_$dev.err"
+      --max-tokens 48 --temperature 0 --device "${dev%32}" "${dtypes[@]}" --json \
+      >"$LOGS/generate_$dev.json" 2>"$LOGS/generate_$dev.err"
     echo "generate --device $dev: exit $?"; tail -3 "$LOGS/generate_$dev.err"
   done
   python3 - "$LOGS" "$QL_ROOT/models/default/golden.json" <<'PY' 2>&1 | tee "$LOGS/generate_compare.log"
 import json, sys
 logs, golden = sys.argv[1], json.load(open(sys.argv[2]))
 runs = {}
-for dev in ("cpu", "cuda"):
+for dev in ("cpu", "cuda32", "cuda"):
     try:
         runs[dev] = json.loads(open(f"{logs}/generate_{dev}.json").read().strip().splitlines()[-1])
     except Exception as e:  # noqa: BLE001
@@ -108,10 +112,12 @@ for dev in ("cpu", "cuda"):
 for dev, r in runs.items():
     print(f"{dev}: ids equal to transformers' greedy ids: {r['output_ids'] == golden['greedy_ids']}; "
           f"prefill {r['prefill_tokens_per_s']:.1f} tok/s, decode {r['decode_tokens_per_s']:.1f} tok/s")
-if len(runs) == 2:
-    print("cuda text == cpu text:", runs["cuda"]["text"] == runs["cpu"]["text"],
-          "; == transformers' greedy text:", runs["cuda"]["text"] == golden["greedy_text"])
-    print("cuda text:", repr(runs["cuda"]["text"]))
+for dev in ("cuda32", "cuda"):
+    if dev in runs and "cpu" in runs:
+        print(f"{dev} ({runs[dev].get('dtype')} activations, {runs[dev].get('kv_dtype')} KV) text == cpu text:",
+              runs[dev]["text"] == runs["cpu"]["text"],
+              "; == transformers' greedy text:", runs[dev]["text"] == golden["greedy_text"])
+        print(f"{dev} text:", repr(runs[dev]["text"]))
 PY
   # Each shape and format twice: the recorded decode step (CUDA graph) and --eager.
   IFS=';' read -r -a RB <<<"${RUNNER_BENCH:---synthetic llama3.2-1b --format w4a16g128;--synthetic llama3.2-1b --format w4a16g128 --eager;--synthetic llama3.2-1b --format bf16;--synthetic llama3.2-1b --format bf16 --eager}"

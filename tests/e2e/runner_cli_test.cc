@@ -66,6 +66,10 @@ TEST(RunnerCli, GenerateMatchesTransformersLogitsAndGreedyIds) {
   }
   // The process's peak resident memory (getrusage): at least the binary's own pages.
   EXPECT_GT(j["peak_rss_mib"].get<double>(), 0.0);
+  // On the CPU "auto" is f32 activations and an f32 KV cache (transformers' CPU numerics, which
+  // the logits below are held to).
+  EXPECT_EQ(j["dtype"], "f32");
+  EXPECT_EQ(j["kv_dtype"], "f32");
   EXPECT_FALSE(j["kernels"].empty());
   EXPECT_TRUE(j["text"].is_string());
 
@@ -158,6 +162,9 @@ TEST(RunnerCli, BenchModelOnAFolderReportsSpeedsAndBytes) {
     EXPECT_GT(j[key].get<double>(), 0.0) << key;
   }
   EXPECT_EQ(j["model"], dir);
+  // bench-model runs bf16 activations and KV cache on every device unless told otherwise.
+  EXPECT_EQ(j["dtype"], "bf16");
+  EXPECT_EQ(j["kv_dtype"], "bf16");
   // A decode step reads every linear weight once: at least the packed 4-bit layers.
   EXPECT_GT(j["bytes_per_token"].get<double>(), 500e3);
 }
