@@ -37,7 +37,8 @@ class DeviceContext {
   // Copies host bytes to device memory `dst` (+ dst_offset bytes; OpenCL buffers are handles)
   // and waits for the copy. For load time, never inside a run.
   virtual Status upload(void* dst, std::size_t dst_offset, const void* src, std::size_t bytes) = 0;
-  // Copies device bytes to host memory and waits.
+  // Copies device bytes to host memory and waits. The copy is queued on the default queue, behind
+  // the work already queued there, so it also waits for that work.
   virtual Status download(void* dst, const void* src, std::size_t src_offset,
                           std::size_t bytes) = 0;
   // Writes the 32-bit `pattern` over `bytes` (a multiple of 4) at dst + dst_offset and waits

@@ -252,7 +252,7 @@ class DeviceDecoder final : public Decoder {
   // Whether gate_up can end with the SiLU-gated product on `rows` rows: one [gate | up] layer
   // whose kernel can (fusion_at), no calibration hook, no QLINEAR_STEP_SKIP of gate_up or silu.
   bool fuse_swiglu(const ColumnProjection& gate_up, int64_t rows) const;
-  // Queues the forward of T tokens (ids_ and positions_ already written) up to the lm_head's
+  // Queues the forward of T tokens (tokens_ already written) up to the lm_head's
   // outputs in lm_buf_, with no wait and no copy to the host (so it can be recorded). Row t
   // belongs to sequence first_sequence + t / rows_per_sequence (KvCacheView; 0: all rows).
   // `greedy`: then the argmax of those rows into argmax_ids_ (device_argmax() only).
@@ -261,7 +261,7 @@ class DeviceDecoder final : public Decoder {
   // Replays (recording it first) the decode step of B rows, sequence t in row t (B = 1: sequence
   // 0's one-token step), with or without its argmax; false: run it launch by launch instead.
   Result<bool> replay_decode_step(int64_t B, bool greedy);
-  // ids_ and positions_ from the host (positions: one per row, or empty for start + t), the
+  // tokens_ from the host (positions: one per row, or empty for start + t), the
   // queued forward (recorded when `decode_rows` > 0: a decode step of that many sequences), then
   // the logits of every row (all_logits) or of the last into `logits`, or, when `greedy_ids` is
   // not empty, their greedy ids into it instead (`logits` unused).
@@ -321,7 +321,8 @@ class DeviceDecoder final : public Decoder {
   double load_seconds_ = 0.0;
 
   // Buffers for max_rows tokens, allocated once.
-  Tensor hidden_, normed_, delta_, partial_, ids_, positions_, workspace_, rope_cos_, rope_sin_;
+  // tokens_: row 0 the ids, row 1 the positions of a forward's rows (one upload for both).
+  Tensor hidden_, normed_, delta_, partial_, tokens_, workspace_, rope_cos_, rope_sin_;
   Tensor norm_sums_;  // f64 [max_rows, ceil(hidden / 16)]: the fused norm's partial sums
   Tensor host_ids_, host_logits_;  // pinned staging for a device: ids and positions up, logits down
   Tensor argmax_ids_, host_argmax_;  // greedy ids [1, max_rows] (device), their pinned staging
@@ -507,8 +508,7 @@ Status DeviceDecoder::allocate_buffers() {
   QL_ASSIGN_OR_RETURN(delta_, device_tensor(DType::kF32, R, c.hidden));
   QL_ASSIGN_OR_RETURN(partial_, device_tensor(DType::kF32, R, c.hidden));
   QL_ASSIGN_OR_RETURN(norm_sums_, device_tensor(DType::kF64, R, (c.hidden + 15) / 16));
-  QL_ASSIGN_OR_RETURN(ids_, device_tensor(DType::kI32, 1, R));
-  QL_ASSIGN_OR_RETURN(positions_, device_tensor(DType::kI32, 1, R));
+  QL_ASSIGN_OR_RETURN(tokens_, device_tensor(DType::kI32, 2, R));
   QL_ASSIGN_OR_RETURN(argmax_ids_, device_tensor(DType::kI32, 1, R));
   if (!on_host()) {
     QL_ASSIGN_OR_RETURN(host_ids_, Tensor::allocate(DType::kI32, {2, R}, dc_->staging_allocator()));
@@ -767,8 +767,8 @@ bool DeviceDecoder::every_linear_capturable() const {
 Status DeviceDecoder::queue_step(int64_t T, bool all_logits, int64_t first_sequence,
                                  int64_t rows_per_sequence, bool greedy) {
   const ModelConfig& c = config_;
-  const ConstMatrixView ids = ids_.matrix().slice_cols(0, T);
-  const ConstMatrixView pos = positions_.matrix().slice_cols(0, T);
+  const ConstMatrixView ids = tokens_.matrix().slice_rows(0, 1).slice_cols(0, T);
+  const ConstMatrixView pos = tokens_.matrix().slice_rows(1, 1).slice_cols(0, T);
   const MatrixView x = hidden_.matrix().slice_rows(0, T);
   const MatrixView normed = normed_.matrix().slice_rows(0, T);
   const MatrixView delta = delta_.matrix().slice_rows(0, T);
@@ -980,17 +980,19 @@ Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const 
                       config_.vocab);
   }
   // Token ids and positions: written in place on the cpu, staged and uploaded for a device.
-  int32_t* ids_at = on_host() ? ids_.data_as<int32_t>() : host_ids_.data_as<int32_t>();
-  int32_t* pos_at = on_host() ? positions_.data_as<int32_t>() : ids_at + options_.max_rows;
+  // [2, max_rows] like tokens_, so one upload carries both rows.
+  int32_t* ids_at = on_host() ? tokens_.data_as<int32_t>() : host_ids_.data_as<int32_t>();
+  int32_t* pos_at = ids_at + options_.max_rows;
   std::copy(tokens.begin(), tokens.end(), ids_at);
   for (int64_t t = 0; t < T; ++t) {
     pos_at[t] = positions.empty() ? static_cast<int32_t>(start + t)
                                   : positions[static_cast<std::size_t>(t)];
   }
   if (!on_host()) {
-    const auto bytes = static_cast<std::size_t>(T) * sizeof(int32_t);
-    QL_RETURN_IF_ERROR(dc_->upload(ids_.data(), 0, ids_at, bytes));
-    QL_RETURN_IF_ERROR(dc_->upload(positions_.data(), 0, pos_at, bytes));
+    // Both rows in one copy (each copy waits for the device: one round trip, not two); a decode
+    // step's T is 1, so the block is mostly unused ids, which cost nothing to send.
+    const auto bytes = static_cast<std::size_t>(options_.max_rows + T) * sizeof(int32_t);
+    QL_RETURN_IF_ERROR(dc_->upload(tokens_.data(), 0, ids_at, bytes));
   }
   bool replayed = false;
   if (decode_rows > 0 && record_decode_) {
@@ -1003,7 +1005,7 @@ Status DeviceDecoder::run_rows(std::span<const int32_t> tokens, std::span<const 
     const std::size_t bytes = greedy_ids.size() * sizeof(int32_t);
     const int32_t* ids = argmax_ids_.data_as<int32_t>();
     if (!on_host()) {
-      QL_RETURN_IF_ERROR(dc_->synchronize(ctx_.stream));
+      // The download is queued behind the step on the same queue and waits for it.
       QL_RETURN_IF_ERROR(dc_->download(host_argmax_.data(), argmax_ids_.data(), 0, bytes));
       ids = host_argmax_.data_as<int32_t>();
     }
@@ -1126,7 +1128,7 @@ Result<int32_t> DeviceDecoder::forward_sampled(std::span<const int32_t> tokens, 
     if (sampled.ok()) {
       const int32_t* id = argmax_ids_.data_as<int32_t>();
       if (!on_host()) {
-        QL_RETURN_IF_ERROR(dc_->synchronize(ctx_.stream));
+        // Queued behind the sample kernel on the same queue: the download waits for it.
         QL_RETURN_IF_ERROR(dc_->download(host_argmax_.data(), argmax_ids_.data(), 0, sizeof *id));
         id = host_argmax_.data_as<int32_t>();
       }
