@@ -28,8 +28,9 @@ TEST(CudaUpload, EveryByteArrivesWhereItWasSent) {
   REQUIRE_GPU();
   DeviceContext& dev = *test::gpu()->context;
   const std::size_t offset = 777;
-  for (const std::size_t bytes : {std::size_t{1000}, (std::size_t{4} << 20) - 1, std::size_t{4} << 20,
-                                  (std::size_t{16} << 20) + 3, (std::size_t{40} << 20) + 12345}) {
+  for (const std::size_t bytes :
+       {std::size_t{1000}, (std::size_t{4} << 20) - 1, std::size_t{4} << 20,
+        (std::size_t{16} << 20) + 3, (std::size_t{40} << 20) + 12345}) {
     SCOPED_TRACE(bytes);
     const std::size_t total = bytes + offset + 4096;
     auto buffer = Tensor::allocate(DType::kU8, {static_cast<int64_t>(total)}, dev.allocator());
@@ -55,7 +56,8 @@ TEST(CudaUpload, PageLockedSourcesArriveTheSame) {
   REQUIRE_GPU();
   DeviceContext& dev = *test::gpu()->context;
   const std::size_t bytes = (std::size_t{20} << 20) + 5;
-  auto pinned = Tensor::allocate(DType::kU8, {static_cast<int64_t>(bytes)}, dev.staging_allocator());
+  auto pinned =
+      Tensor::allocate(DType::kU8, {static_cast<int64_t>(bytes)}, dev.staging_allocator());
   ASSERT_TRUE(pinned.ok()) << pinned.status().to_string();
   const std::vector<uint8_t> sent = random_bytes(bytes, 9);
   std::copy(sent.begin(), sent.end(), pinned->data_as<uint8_t>());
