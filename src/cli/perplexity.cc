@@ -71,7 +71,9 @@ Status run_perplexity(const PerplexityCliOptions& opts) {
                                 {"ctx", r.ctx},
                                 {"stride", r.stride},
                                 {"seconds", r.seconds},
-                                {"load_s", decoder->load_seconds()}};
+                                {"load_s", decoder->load_seconds()},
+                                {"dtype", dtype_name(dopts.act_dtype)},
+                                {"kv_dtype", dtype_name(dopts.kv_dtype)}};
     fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("perplexity {:.4f} over {} tokens ({} scored, {} windows of {} tokens, stride {})\n",

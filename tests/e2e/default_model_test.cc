@@ -106,6 +106,9 @@ TEST(DefaultModel, HeldOutPerplexityEqualsTransformers) {
   EXPECT_NEAR(j["perplexity"].get<double>(), want, 1e-3 * want);
   EXPECT_EQ(j["ctx"], 256);
   EXPECT_EQ(j["stride"], 128);
+  // The reference perplexity is transformers' in f32: "auto" is f32 on the CPU.
+  EXPECT_EQ(j["dtype"], "f32");
+  EXPECT_EQ(j["kv_dtype"], "f32");
 }
 
 TEST(DefaultModel, PerplexityUsageErrorsNameTheFlag) {
