@@ -68,10 +68,15 @@ void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set) {
                 "step recorded as a CUDA graph");
 }
 
+namespace {
+
+// The dtype "auto" stands for on `device` (a --device string): bf16 on cuda[:N], else f32.
 std::string resolve_auto_dtype(const std::string& dtype, const std::string& device) {
   if (dtype != "auto") return dtype;
   return device.rfind("cuda", 0) == 0 ? "bf16" : "f32";
 }
+
+}  // namespace
 
 Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags) {
   DecoderOptions options;

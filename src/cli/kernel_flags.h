@@ -51,9 +51,6 @@ struct DecoderFlagSet {
 
 void add_decoder_flags(CLI::App* cmd, DecoderFlags* flags, DecoderFlagSet set = {});
 
-// The dtype "auto" stands for on `device` (a --device string): bf16 on cuda[:N], else f32.
-std::string resolve_auto_dtype(const std::string& dtype, const std::string& device);
-
 // The DecoderOptions the flags ask for (policy from --linear-backend / --kernel,
 // --int8-activations and QLINEAR_DISABLED_KERNELS); progress is the command's to set.
 Result<DecoderOptions> decoder_options_from_flags(const DecoderFlags& flags);
